@@ -1,0 +1,1 @@
+"""flagbot's server side: the GitHub App (webhooks in, labels / check runs / comments out)."""

@@ -1,0 +1,189 @@
+"""`.github/flagbot.yml`: defaults, merge, validation (DESIGN.md "Repository configuration").
+
+Lives in hooks/ because both sides read it: the checkers for their roots, the bot for labels,
+devices, permissions and gates. Validation collects every problem so one failed check run can
+name them all.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CONFIG_PATH = ".github/flagbot.yml"
+
+# Where PyTorch keeps its third-party device integration code, and where FlagOS plugins keep
+# their registration glue: a PR touching these changes what PrivateUse1 vendors build on.
+DEFAULT_PRIVATEUSE1_PATHS = [
+    "aten/src/ATen/detail/PrivateUse1HooksInterface.*",
+    "aten/src/ATen/native/DispatchStub.*",
+    "c10/core/DeviceType.*",
+    "c10/core/DispatchKey.*",
+    "c10/core/Backend.h",
+    "c10/core/impl/DeviceGuardImplInterface.*",
+    "c10/core/Allocator.*",
+    "c10/core/Stream.*",
+    "torch/csrc/acc/**",
+    "torch/csrc/PrivateUse1*",
+    "torch/utils/backend_registration.py",
+    "torch/_utils.py",
+    "test/cpp_extensions/open_registration_extension/**",
+    "test/test_privateuseone_python_backend.py",
+    "torch_fl/**",
+    "csrc/aten/register.cc",
+    "**/backends*.conf",
+    "backends*.conf",
+]
+
+DEFAULTS: dict[str, Any] = {
+    "hardwares": "hardwares",
+    "backends": "backends",
+    "labels": {
+        "privateuse1": {
+            "name": "module: PrivateUse1",
+            "color": "5319e7",
+            "description": "Touches PrivateUse1 / third-party device integration code",
+            "paths": DEFAULT_PRIVATEUSE1_PATHS,
+        },
+        "vendor": {
+            "pattern": "vendor: {device}",
+            "color": "0e8a16",
+            "description": "Touches the vendor adaptation of {device}",
+        },
+    },
+    # device name (A_X100 style or backend folder vendor) -> runner labels and backend folder
+    "devices": {},
+    # slash command -> minimum permission on the repository (read, triage, write, maintain, admin)
+    "commands": {},
+    "kernels": {
+        "override_min_speedup": 1.30,
+        "new_op_min_fraction_of_native": 0.80,
+        "trusted_permission": "write",
+    },
+    "flaggems": {
+        "package_root": None,
+    },
+}
+
+PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
+DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
+
+
+class ConfigError(Exception):
+    """`.github/flagbot.yml` is unusable; `problems` lists every reason with its key."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+@dataclass
+class RepoConfig:
+    """The merged configuration; `raw` keeps the whole mapping for handlers that need more."""
+
+    raw: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(DEFAULTS))
+
+    @property
+    def hardwares(self) -> str:
+        return str(self.raw["hardwares"])
+
+    @property
+    def backends(self) -> str:
+        return str(self.raw["backends"])
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Deep-merge mappings; lists and scalars in `override` replace those in `base`."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def validate(raw: dict[str, Any]) -> list[str]:
+    problems: list[str] = []
+    for key in raw:
+        if key not in DEFAULTS:
+            problems.append(f"{key}: unknown key (known: {', '.join(sorted(DEFAULTS))})")
+    for key in ("hardwares", "backends"):
+        value = raw.get(key)
+        if not isinstance(value, str) or not value or value.startswith("/") or ".." in value.split("/"):
+            problems.append(f"{key}: must be a relative folder path, got {value!r}")
+    labels = raw.get("labels")
+    if not isinstance(labels, dict):
+        problems.append("labels: must be a mapping")
+    else:
+        pu1 = labels.get("privateuse1", {})
+        if not isinstance(pu1, dict) or not isinstance(pu1.get("name"), str):
+            problems.append("labels.privateuse1.name: must be a string")
+        elif not isinstance(pu1.get("paths"), list) or not all(isinstance(p, str) for p in pu1["paths"]):
+            problems.append("labels.privateuse1.paths: must be a list of glob strings")
+        vendor = labels.get("vendor", {})
+        if not isinstance(vendor, dict) or "{device}" not in str(vendor.get("pattern", "")):
+            problems.append("labels.vendor.pattern: must be a string containing {device}")
+    devices = raw.get("devices")
+    if not isinstance(devices, dict):
+        problems.append("devices: must be a mapping of device name to settings")
+    else:
+        for name, dev in devices.items():
+            if not isinstance(name, str) or not DEVICE_RE.match(name):
+                problems.append(f"devices.{name}: not a device name like A_X100")
+            if not isinstance(dev, dict):
+                problems.append(f"devices.{name}: must be a mapping (runner, backend)")
+                continue
+            runner = dev.get("runner", [])
+            if not isinstance(runner, list) or not all(isinstance(r, str) for r in runner):
+                problems.append(f"devices.{name}.runner: must be a list of runner labels")
+    commands = raw.get("commands")
+    if not isinstance(commands, dict):
+        problems.append("commands: must be a mapping of command name to settings")
+    else:
+        for name, spec in commands.items():
+            perm = spec.get("permission") if isinstance(spec, dict) else spec
+            if perm not in PERMISSIONS:
+                problems.append(f"commands.{name}.permission: must be one of {', '.join(PERMISSIONS)}")
+    kernels = raw.get("kernels")
+    if not isinstance(kernels, dict):
+        problems.append("kernels: must be a mapping")
+    else:
+        for key in ("override_min_speedup", "new_op_min_fraction_of_native"):
+            value = kernels.get(key)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+                problems.append(f"kernels.{key}: must be a positive number, got {value!r}")
+    return problems
+
+
+def parse_config(text: str | None) -> RepoConfig:
+    """Merge YAML `text` (None or empty = no file) over the defaults; raise ConfigError."""
+    if not text or not text.strip():
+        return RepoConfig()
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"{CONFIG_PATH}: not valid YAML: {exc}"]) from exc
+    if loaded is None:
+        return RepoConfig()
+    if not isinstance(loaded, dict):
+        raise ConfigError([f"{CONFIG_PATH}: top level must be a mapping"])
+    merged = merge(DEFAULTS, loaded)
+    problems = validate(merged)
+    if problems:
+        raise ConfigError(problems)
+    return RepoConfig(merged)
+
+
+def load_config(repo_root: Path) -> RepoConfig:
+    """Read `.github/flagbot.yml` from a checkout (the working tree), or the defaults."""
+    path = repo_root / CONFIG_PATH
+    return parse_config(path.read_text(encoding="utf-8") if path.is_file() else None)

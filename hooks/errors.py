@@ -1,0 +1,33 @@
+"""One error type per exit code, so every command maps failures the same way (DESIGN.md: 0/1/2)."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_CHECK_FAILED = 1
+EXIT_USAGE = 2
+
+
+class FlagbotError(Exception):
+    """An expected failure with a message for the user; `exit_code` says which kind."""
+
+    exit_code = EXIT_USAGE
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class UsageError(FlagbotError):
+    """Bad arguments or environment (not a repository, unknown commit...): exit 2."""
+
+    exit_code = EXIT_USAGE
+
+
+class CheckFailed(FlagbotError):
+    """The thing checked is wrong (round trip mismatch, patch does not apply...): exit 1."""
+
+    exit_code = EXIT_CHECK_FAILED

@@ -1,0 +1,13 @@
+"""Suite-wide environment: git identity and config pinned so no test depends on the machine."""
+
+from __future__ import annotations
+
+import os
+
+# Pinned before any test builds a repository; HOME-level config of the developer must not leak in
+# (patch bytes are the contract). Tests that need "no identity" unset these themselves.
+os.environ.setdefault("GIT_AUTHOR_NAME", "flagbot tests")
+os.environ.setdefault("GIT_AUTHOR_EMAIL", "tests@flagbot.invalid")
+os.environ.setdefault("GIT_COMMITTER_NAME", "flagbot tests")
+os.environ.setdefault("GIT_COMMITTER_EMAIL", "tests@flagbot.invalid")
+os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
