@@ -20,24 +20,35 @@ CONFIG_PATH = ".github/flagbot.yml"
 # Where PyTorch keeps its third-party device integration code, and where FlagOS plugins keep
 # their registration glue: a PR touching these changes what PrivateUse1 vendors build on.
 DEFAULT_PRIVATEUSE1_PATHS = [
+    # the hooks interface a PrivateUse1 backend implements, and the accelerator base it extends
     "aten/src/ATen/detail/PrivateUse1HooksInterface.*",
+    "aten/src/ATen/detail/AcceleratorHooksInterface.*",
+    "aten/src/ATen/DeviceAccelerator.*",
+    "aten/src/ATen/core/GeneratorForPrivateuseone.*",
     "aten/src/ATen/native/DispatchStub.*",
+    # c10 base classes vendors subclass or register with
     "c10/core/DeviceType.*",
     "c10/core/DispatchKey.*",
     "c10/core/Backend.h",
     "c10/core/impl/DeviceGuardImplInterface.*",
     "c10/core/Allocator.*",
     "c10/core/Stream.*",
+    # Python side: renaming/registration of the backend, lazy init, torch.accelerator
     "torch/csrc/acc/**",
     "torch/csrc/PrivateUse1*",
+    "torch/csrc/DeviceAccelerator.*",
+    "torch/csrc/utils/device_lazy_init.*",
+    "torch/accelerator/**",
     "torch/utils/backend_registration.py",
     "torch/_utils.py",
+    # PyTorch's own tests of the out-of-tree device path
     "test/cpp_extensions/open_registration_extension/**",
     "test/test_privateuseone_python_backend.py",
+    "test/test_cpp_extensions_open_device_registration.py",
+    # FlagOS plugins: the torch_fl package, ATen registration glue, backend routing configs
     "torch_fl/**",
     "csrc/aten/register.cc",
     "**/backends*.conf",
-    "backends*.conf",
 ]
 
 DEFAULTS: dict[str, Any] = {
@@ -72,6 +83,7 @@ DEFAULTS: dict[str, Any] = {
 
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
 DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
+COLOR_RE = re.compile(r"^[0-9a-fA-F]{6}$")
 
 
 class ConfigError(Exception):
@@ -111,6 +123,30 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def validate_labels(labels: dict[str, Any]) -> list[str]:
+    """Problems in `labels`: names, globs, the vendor pattern, colours GitHub accepts."""
+    problems = [f"labels.{key}: unknown key (known: privateuse1, vendor)"
+                for key in labels if key not in ("privateuse1", "vendor")]
+    pu1 = labels.get("privateuse1", {})
+    if not isinstance(pu1, dict) or not isinstance(pu1.get("name"), str) or not pu1["name"].strip():
+        problems.append("labels.privateuse1.name: must be a non-empty string")
+    elif not isinstance(pu1.get("paths"), list) or not all(isinstance(p, str) and p for p in pu1["paths"]):
+        problems.append("labels.privateuse1.paths: must be a list of glob strings")
+    vendor = labels.get("vendor", {})
+    if not isinstance(vendor, dict) or "{device}" not in str(vendor.get("pattern", "")):
+        problems.append("labels.vendor.pattern: must be a string containing {device}")
+    for kind in ("privateuse1", "vendor"):
+        spec = labels.get(kind)
+        if not isinstance(spec, dict):
+            continue
+        # GitHub takes a 6-digit hex colour without '#' and rejects anything else with a 422.
+        if not isinstance(spec.get("color"), str) or not COLOR_RE.match(spec["color"]):
+            problems.append(f"labels.{kind}.color: must be 6 hex digits like 0e8a16, got {spec.get('color')!r}")
+        if not isinstance(spec.get("description", ""), str) or len(spec.get("description", "")) > 100:
+            problems.append(f"labels.{kind}.description: must be a string of at most 100 characters")
+    return problems
+
+
 def validate(raw: dict[str, Any]) -> list[str]:
     problems: list[str] = []
     for key in raw:
@@ -124,14 +160,7 @@ def validate(raw: dict[str, Any]) -> list[str]:
     if not isinstance(labels, dict):
         problems.append("labels: must be a mapping")
     else:
-        pu1 = labels.get("privateuse1", {})
-        if not isinstance(pu1, dict) or not isinstance(pu1.get("name"), str):
-            problems.append("labels.privateuse1.name: must be a string")
-        elif not isinstance(pu1.get("paths"), list) or not all(isinstance(p, str) for p in pu1["paths"]):
-            problems.append("labels.privateuse1.paths: must be a list of glob strings")
-        vendor = labels.get("vendor", {})
-        if not isinstance(vendor, dict) or "{device}" not in str(vendor.get("pattern", "")):
-            problems.append("labels.vendor.pattern: must be a string containing {device}")
+        problems += validate_labels(labels)
     devices = raw.get("devices")
     if not isinstance(devices, dict):
         problems.append("devices: must be a mapping of device name to settings")

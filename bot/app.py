@@ -1,0 +1,209 @@
+"""The webhook server: a Flask application factory with /webhook, /healthz and /metrics.
+
+`POST /webhook` verifies the signature before anything else, records the delivery in the ledger,
+queues it and answers 202: it never waits for GitHub API calls or git work (the worker does those).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from typing import Any
+from urllib.parse import parse_qs
+
+from flask import Flask, Response, request
+
+from bot import metrics
+from bot.ledger import Ledger, open_ledger
+from bot.queue import DeliveryQueue
+from bot.settings import Settings
+from bot.signature import verify
+from bot.worker import Wants, load_handlers
+
+log = logging.getLogger(__name__)
+
+DELIVERY_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+READ_CHUNK = 1 << 16
+NO_SECRET = ("no webhook secret configured: set GITHUB_WEBHOOK_SECRET (the App's webhook secret); "
+             "every delivery is refused until then")
+
+
+def missing_config(settings: Settings) -> list[str]:
+    """The GitHub settings still unset (the server runs, but cannot do everything without them)."""
+    missing = []
+    if not settings.webhook_secret:
+        missing.append("GITHUB_WEBHOOK_SECRET (deliveries get 401)")
+    if not settings.app_id:
+        missing.append("GITHUB_APP_ID (handlers cannot call GitHub)")
+    if not settings.private_key:
+        missing.append("GITHUB_PRIVATE_KEY or GITHUB_PRIVATE_KEY_PATH (handlers cannot call GitHub)")
+    return missing
+
+
+class Backend:
+    """The ledger and queue, opened on first use so the server starts even when they are down."""
+
+    def __init__(self, settings: Settings, ledger: Ledger | None, queue: DeliveryQueue | None):
+        self.settings = settings
+        self._ledger = ledger
+        self._queue = queue
+        self._lock = threading.Lock()
+
+    @property
+    def ledger(self) -> Ledger:
+        if self._ledger is None:
+            with self._lock:
+                if self._ledger is None:
+                    self._ledger = open_ledger(self.settings)
+        return self._ledger
+
+    @property
+    def queue(self) -> DeliveryQueue:
+        if self._queue is None:
+            with self._lock:
+                if self._queue is None:
+                    self._queue = DeliveryQueue(self.settings)
+        return self._queue
+
+
+def reply(code: int, **body: Any) -> Response:
+    """A JSON response."""
+    return Response(json.dumps(body), status=code, mimetype="application/json")
+
+
+def read_body(limit: int) -> bytes | None:
+    """The raw request body, or None when it is longer than `limit` (streamed bodies included)."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = request.stream.read(READ_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > limit:
+            return None
+        chunks.append(chunk)
+
+
+def parse_payload(body: bytes, content_type: str) -> dict[str, Any] | None:
+    """The payload object (JSON, or the form encoding GitHub can be set to); None when broken."""
+    try:
+        if content_type.startswith("application/x-www-form-urlencoded"):
+            body = parse_qs(body.decode("utf-8"), strict_parsing=True)["payload"][0].encode()
+        data = json.loads(body)
+    except (ValueError, KeyError, IndexError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def ingest(settings: Settings, backend: Backend, wants: Wants) -> Response:
+    """Handle one POST /webhook (see the module docstring for the order of checks)."""
+    limit = settings.max_body_bytes
+    if request.content_length is not None and request.content_length > limit:
+        metrics.delivery("unknown", "too_large")
+        return reply(413, error=f"body of {request.content_length} bytes is over the {limit}-byte limit")
+    body = read_body(limit)
+    if body is None:
+        metrics.delivery("unknown", "too_large")
+        return reply(413, error=f"body is over the {limit}-byte limit")
+    secrets = [s for s in (settings.webhook_secret, settings.webhook_secret_previous) if s]
+    if not secrets:
+        log.error("webhook refused: %s", NO_SECRET)
+        metrics.delivery("unknown", "no_secret")
+        return reply(401, error=NO_SECRET)
+    if not verify(body, request.headers.get("X-Hub-Signature-256"), secrets):
+        log.warning("webhook refused from %s: bad or missing X-Hub-Signature-256",
+                    request.remote_addr)
+        metrics.delivery("unknown", "bad_signature")
+        return reply(401, error="bad or missing X-Hub-Signature-256 (check the App's webhook secret)")
+    event = request.headers.get("X-GitHub-Event", "")
+    delivery_id = request.headers.get("X-GitHub-Delivery", "")
+    if not event or not DELIVERY_ID.match(delivery_id):
+        metrics.delivery(event or "unknown", "bad_request")
+        return reply(400, error="missing X-GitHub-Event or a valid X-GitHub-Delivery header")
+    payload = parse_payload(body, request.headers.get("Content-Type", ""))
+    if payload is None:
+        metrics.delivery(event, "bad_request")
+        return reply(400, error="body is not a JSON object")
+    if event == "ping":
+        metrics.delivery(event, "pong")
+        return reply(200, msg="pong", zen=payload.get("zen"))
+    return record_and_queue(backend, wants, event, delivery_id, payload, body)
+
+
+def record_and_queue(backend: Backend, wants: Wants, event: str, delivery_id: str,
+                     payload: dict[str, Any], body: bytes) -> Response:
+    """Ledger first, queue second: a row never goes missing, a lost message is swept up."""
+    action = payload.get("action") if isinstance(payload.get("action"), str) else None
+    repo_obj = payload.get("repository")
+    repo = repo_obj.get("full_name") if isinstance(repo_obj, dict) else None
+    try:
+        recorded = backend.ledger.record(delivery_id=delivery_id, event=event, action=action,
+                                         repo=repo if isinstance(repo, str) else None,
+                                         payload=body, wanted=wants(event, payload))
+    except Exception as exc:
+        log.exception("delivery %s: ledger unavailable", delivery_id)
+        metrics.delivery(event, "ledger_error")
+        return reply(503, error=f"ledger unavailable ({exc}); GitHub can redeliver this later")
+    if recorded.enqueue:
+        try:
+            backend.queue.enqueue(delivery_id)
+        except Exception as exc:
+            log.exception("delivery %s: queue unavailable", delivery_id)
+            metrics.delivery(event, "queue_error")
+            return reply(503, error=f"queue unavailable ({exc}); the delivery is recorded and "
+                         "runs when a worker's sweep finds it or GitHub redelivers it")
+    metrics.delivery(event, recorded.outcome)
+    return reply(202, delivery=delivery_id, event=event, outcome=recorded.outcome,
+                 note=recorded.note)
+
+
+def health(settings: Settings, backend: Backend) -> Response:
+    """GET /healthz: 200 when the queue answers and the ledger takes a write, else 503 + reason."""
+    checks: dict[str, str] = {}
+    ok = True
+    try:
+        checks["queue"] = f"ok ({backend.queue.depth()} waiting)"
+    except Exception as exc:
+        ok, checks["queue"] = False, f"unreachable: {exc}"
+    try:
+        backend.ledger.check_writable()
+        checks["ledger"] = "ok"
+    except Exception as exc:
+        ok, checks["ledger"] = False, f"not writable: {exc}"
+    missing = missing_config(settings)
+    checks["config"] = "missing " + "; ".join(missing) if missing else "ok"
+    return reply(200 if ok else 503, status="ok" if ok else "unhealthy", checks=checks)
+
+
+def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
+               ledger: Ledger | None = None, queue: DeliveryQueue | None = None) -> Flask:
+    """Build the app; `wants` defaults to the handlers' (`bot.handlers.wants`)."""
+    settings = settings or Settings.from_env()
+    wants = wants or load_handlers()[0]
+    backend = Backend(settings, ledger, queue)
+    app = Flask("flagbot")
+    for line in missing_config(settings):
+        log.warning("flagbot: not configured: %s", line)
+
+    @app.post("/webhook")
+    def webhook() -> Response:
+        """Receive one GitHub delivery."""
+        return ingest(settings, backend, wants)
+
+    @app.get("/healthz")
+    def healthz() -> Response:
+        """Queue and ledger health."""
+        return health(settings, backend)
+
+    @app.get("/metrics")
+    def metrics_view() -> Response:
+        """Prometheus text exposition."""
+        state = metrics.StateCollector(lambda: backend.queue.depth(),
+                                       lambda: backend.ledger.counts())
+        return Response(metrics.render(state), content_type=metrics.CONTENT_TYPE)
+
+    app.extensions["flagbot"] = backend
+    return app

@@ -1,0 +1,214 @@
+"""`flagbot serve`, `flagbot worker` and `flagbot replay`.
+
+serve: gunicorn (`bot.wsgi:app`) as a child process, plus, in SQLite mode, the queue consumer in
+this process. worker: a consumer only (Redis mode: any number, on any host). Modules with
+prometheus_client are imported only after `PROMETHEUS_MULTIPROC_DIR` is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bot.settings import Settings
+from hooks.errors import UsageError
+
+log = logging.getLogger("flagbot")
+DEFAULT_HANDLERS = "bot.handlers"
+STOP_WAIT_S = 30.0
+
+
+def load_settings(cwd: str | None) -> Settings:
+    """Settings from the environment; a relative state dir is taken relative to `-C PATH`."""
+    settings = Settings.from_env()
+    state_dir = settings.state_dir
+    if not state_dir.is_absolute():
+        state_dir = (Path(cwd) if cwd else Path.cwd()) / state_dir
+    return settings.with_overrides(state_dir=state_dir.resolve())
+
+
+def setup_logging(level: str) -> None:
+    """One log format for serve and worker (gunicorn logs its own lines)."""
+    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def add_worker_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by serve (its in-process consumer) and worker."""
+    parser.add_argument("--handlers", default=DEFAULT_HANDLERS, metavar="MODULE",
+                        help="module with wants() and run_delivery() (default %(default)s)")
+    parser.add_argument("--worker-threads", type=int, default=None, metavar="N",
+                        help="consumer threads (default: the settings' worker_threads, 2)")
+    parser.add_argument("--lease-seconds", type=float, default=60.0, metavar="S",
+                        help="a running delivery whose worker is silent this long is run again")
+    parser.add_argument("--retry-delays", default="5,30", metavar="S,S",
+                        help="back-off before each retry of a failed handler (default %(default)s)")
+    parser.add_argument("--log-level", default="info")
+
+
+def make_worker(settings: Settings, args: argparse.Namespace) -> Any:
+    """A started-ready Worker for these options (imports metrics: call after the env is set)."""
+    from bot.worker import Worker, load_handlers
+
+    try:
+        _, runner = load_handlers(args.handlers)
+        delays = tuple(float(x) for x in args.retry_delays.split(","))
+    except ImportError as exc:
+        raise UsageError(f"handlers module {args.handlers}: cannot import ({exc})",
+                         hint="install flagbot with its bot extra, or fix --handlers") from exc
+    except ValueError as exc:
+        raise UsageError(f"--retry-delays {args.retry_delays!r}: not a comma list of seconds") from exc
+    return Worker(settings, runner, threads=args.worker_threads, lease_s=args.lease_seconds,
+                  retry_delays_s=delays)
+
+
+def die_with_parent() -> None:
+    """In the gunicorn child: get SIGTERM when `flagbot serve` dies, even by SIGKILL (Linux)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def wait_for_signal(child: subprocess.Popen[bytes] | None = None) -> str:
+    """Block until SIGTERM/SIGINT (or the child exits); return what happened."""
+    stop = threading.Event()
+    reason: list[str] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        reason.append(signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    while not stop.wait(0.5):
+        if child is not None and child.poll() is not None:
+            return f"gunicorn exited with status {child.returncode}"
+    return reason[0]
+
+
+def serve_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="flagbot serve", description=(
+        "Run the webhook server (gunicorn, bot.wsgi:app); without FLAGBOT_REDIS_URL it also runs "
+        "the queue worker in this process."))
+    parser.add_argument("--bind", default=None, help="address:port (default 0.0.0.0:$PORT, 8000)")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
+    parser.add_argument("--threads", type=int, default=4,
+                        help="threads per gunicorn worker (gthread; keep-alive) (default 4)")
+    parser.add_argument("--access-log", action="store_true", help="log every request")
+    parser.add_argument("--no-worker", action="store_true",
+                        help="do not run the queue worker in this process (SQLite mode)")
+    add_worker_options(parser)
+    return parser
+
+
+def has_control_socket() -> bool:
+    """Whether this gunicorn has the control socket (and so its off switch)."""
+    from gunicorn.config import Config
+
+    return "control_socket_disable" in Config().settings
+
+
+def gunicorn_command(args: argparse.Namespace, bind: str) -> list[str]:
+    """The gunicorn child's command line."""
+    spec = ("bot.wsgi:app" if args.handlers == DEFAULT_HANDLERS
+            else f"bot.wsgi:build(handlers={args.handlers!r})")
+    cmd = [sys.executable, "-m", "gunicorn", "--workers", str(args.workers), "--bind", bind,
+           "--worker-class", "gthread", "--threads", str(args.threads),
+           "--graceful-timeout", "20", "--log-level", args.log_level]
+    if has_control_socket():
+        # gunicorn >= 24's control socket sits in $HOME, shared by every server run there
+        cmd.append("--no-control-socket")
+    if args.access_log:
+        cmd += ["--access-logfile", "-"]
+    return [*cmd, spec]
+
+
+def serve_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
+    """`flagbot serve`: the production server (gunicorn + in-process consumer in SQLite mode)."""
+    args = serve_parser().parse_args(argv)
+    setup_logging(args.log_level)
+    settings = load_settings(cwd)
+    bind = args.bind or f"0.0.0.0:{settings.port}"
+    try:
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"state dir {settings.state_dir}: cannot create ({exc})",
+                         hint="set FLAGBOT_STATE_DIR to a writable folder") from exc
+    metrics_dir = settings.state_dir / "metrics"
+    if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+        shutil.rmtree(metrics_dir, ignore_errors=True)  # counters restart with the server
+        metrics_dir.mkdir()
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
+    from bot.app import missing_config
+
+    for line in missing_config(settings):
+        log.warning("not configured: %s", line)
+    in_process = settings.run_worker_in_process and not settings.redis_url and not args.no_worker
+    worker = make_worker(settings, args) if in_process else None
+    env = dict(os.environ, FLAGBOT_STATE_DIR=str(settings.state_dir))
+    child = subprocess.Popen(gunicorn_command(args, bind), env=env, cwd=cwd,
+                             preexec_fn=die_with_parent)
+    log.info("serving on %s (gunicorn pid %d, %d workers); queue: %s; worker: %s", bind,
+             child.pid, args.workers, "Redis" if settings.redis_url else f"SQLite in {settings.state_dir}",
+             "in this process" if worker else "run `flagbot worker`")
+    try:
+        if worker is not None:
+            worker.start()
+        why = wait_for_signal(child)
+    finally:
+        if child.poll() is None:
+            child.terminate()
+            try:
+                child.wait(STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        if worker is not None:
+            worker.stop(graceful=True)
+    log.info("stopped: %s", why)
+    if why.startswith("gunicorn"):
+        raise UsageError(f"{why}; see its log above (address in use? bad --bind?)")
+    return 0
+
+
+def worker_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
+    """`flagbot worker`: a queue consumer (Redis mode: on any host; SQLite: on the serve host)."""
+    parser = argparse.ArgumentParser(prog="flagbot worker", description=(
+        "Run queue consumer threads. With FLAGBOT_REDIS_URL every worker on every host shares "
+        "the work; without it, the worker uses the SQLite queue under FLAGBOT_STATE_DIR."))
+    parser.add_argument("--metrics-port", type=int, default=None,
+                        help="serve this worker's Prometheus metrics on this port")
+    add_worker_options(parser)
+    args = parser.parse_args(argv)
+    setup_logging(args.log_level)
+    settings = load_settings(cwd)
+    worker = make_worker(settings, args)
+    if args.metrics_port:
+        from prometheus_client import start_http_server
+
+        start_http_server(args.metrics_port)
+    worker.start()
+    try:
+        why = wait_for_signal()
+    finally:
+        worker.stop(graceful=True)
+    log.info("worker stopped: %s", why)
+    return 0
+
+
+def replay_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
+    """`flagbot replay`: run the handlers for one recorded event (bot/replay.py)."""
+    from bot.replay import main
+
+    result: int = main(argv, cwd=cwd)
+    return result

@@ -1,0 +1,87 @@
+"""What a handler gets: settings, the delivery, the repository config, a GitHub client, a workspace."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from bot.github import ChangedFile, GitHubClient
+from bot.settings import Settings
+from hooks.config import ConfigError, RepoConfig
+
+
+class PayloadError(ValueError):
+    """The delivery lacks a field the handler needs (names the field)."""
+
+
+def field_of(payload: dict[str, Any], *keys: str) -> Any:
+    """`payload[k1][k2]...`, or PayloadError naming the dotted path that is missing."""
+    value: Any = payload
+    for i, key in enumerate(keys):
+        if not isinstance(value, dict) or value.get(key) is None:
+            raise PayloadError(f"payload has no {'.'.join(keys[: i + 1])}")
+        value = value[key]
+    return value
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    """The fields of a `pull_request` payload the handlers use."""
+
+    number: int
+    head_sha: str
+    head_ref: str
+    head_clone_url: str
+    base_sha: str
+    base_ref: str
+    author: str
+    is_fork: bool
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> PullRequest:
+        """Read the PR from a webhook payload (PayloadError when a field is missing)."""
+        pr = field_of(payload, "pull_request")
+        base_repo = field_of(payload, "repository", "full_name")
+        # A fork's head.repo can be null when the fork was deleted; then only refs/pull/N/head works.
+        head_repo = (pr.get("head") or {}).get("repo") or {}
+        return cls(
+            number=int(field_of(pr, "number")),
+            head_sha=str(field_of(pr, "head", "sha")),
+            head_ref=str(field_of(pr, "head", "ref")),
+            head_clone_url=str(head_repo.get("clone_url") or ""),
+            base_sha=str(field_of(pr, "base", "sha")),
+            base_ref=str(field_of(pr, "base", "ref")),
+            author=str((pr.get("user") or {}).get("login") or ""),
+            is_fork=bool(head_repo) and head_repo.get("full_name") != base_repo,
+        )
+
+
+class Workspace(Protocol):
+    """Gives a checkout of a PR head for the checkers; git work happens only in here."""
+
+    def checkout(self, pr: PullRequest) -> AbstractContextManager[Path]: ...
+    def changed_files(self, pr: PullRequest) -> list[ChangedFile]: ...
+
+
+@dataclass
+class Context:
+    """Everything one delivery's handlers need; built by run_delivery or by `flagbot replay`."""
+
+    settings: Settings
+    delivery_id: str
+    event: str
+    payload: dict[str, Any]
+    full_name: str
+    default_branch: str
+    client: GitHubClient
+    workspace: Workspace
+    config: RepoConfig | None
+    config_error: ConfigError | None
+    dry_run: bool = False
+
+    @property
+    def action(self) -> str:
+        """The payload's `action` ("" when the event has none)."""
+        return str(self.payload.get("action") or "")

@@ -1,0 +1,64 @@
+"""Check run `flagbot / backends`: the backend checker on the vendor folders the PR touches."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from bot.github import ChangedFile
+from bot.handlers.checkruns import CheckResult
+from bot.handlers.labels import vendor_of
+from hooks.check_vendor_backend import check_backends
+from hooks.config import RepoConfig
+from hooks.findings import ERROR, WARNING, Finding
+
+NAME = "flagbot / backends"
+HELP = ("Runs `flagbot check-backend` on every `<backends>/_<vendor>/` folder the PR touches; "
+        "findings become annotations on the lines they name.")
+
+
+def touched_folders(config: RepoConfig, files: Iterable[ChangedFile]) -> list[str]:
+    """The `<backends>/_<vendor>` folders with a changed, added, renamed or removed file."""
+    prefix = config.backends.rstrip("/") + "/"
+    folders = set()
+    for f in files:
+        for path in (f.filename, f.previous or ""):
+            found = vendor_of(path, config) if path.startswith(prefix) else None
+            if found is not None:
+                folders.add(found[1])
+    return sorted(folders)
+
+
+def nothing_to_check() -> CheckResult:
+    """The result when the PR touches no vendor folder: success, so the check can be required."""
+    return CheckResult(NAME, "success", "no vendor folders touched",
+                       "This pull request changes no `_<vendor>` backend folder, so there is "
+                       "nothing to check.")
+
+
+def run_checks(checkout: Path, config: RepoConfig, folders: list[str]) -> tuple[list[str], list[Finding]]:
+    """check_backends on the folders still present at the PR head; returns (checked, findings)."""
+    present = [f for f in folders if (checkout / f).is_dir()]
+    if not present:
+        return [], []
+    return present, check_backends(checkout, present, root=config.backends)
+
+
+def result(folders: list[str], checked: list[str], findings: list[Finding]) -> CheckResult:
+    """Turn findings into the check run's conclusion, title and summary."""
+    errors = [f for f in findings if f.severity == ERROR]
+    warnings = [f for f in findings if f.severity == WARNING]
+    title = (f"{len(checked)} vendor folder(s) pass" if not errors
+             else f"{len(errors)} error(s) in {len(checked)} vendor folder(s)")
+    lines = [f"Checked {len(checked)} vendor folder(s): {len(errors)} error(s), "
+             f"{len(warnings)} warning(s).", ""]
+    for folder in folders:
+        if folder not in checked:
+            lines.append(f"- `{folder}/`: removed by this pull request, not checked")
+            continue
+        n = sum(1 for f in errors if f.path.startswith(folder + "/") or f.path == folder)
+        lines.append(f"- `{folder}/`: {'ok' if not n else f'{n} error(s)'}")
+    if errors:
+        lines += ["", "Reproduce locally: `flagbot check-backend " + " ".join(checked) + "`."]
+    text = "\n".join(f"- {f.render()}" for f in sorted(findings))
+    return CheckResult(NAME, "failure" if errors else "success", title, "\n".join(lines), text, findings)

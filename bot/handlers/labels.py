@@ -1,0 +1,185 @@
+"""PR labels: the PrivateUse1 label by path globs, `vendor: <DEV>` labels by vendor folders.
+
+Which labels the bot added is kept in the sticky summary comment's hidden metadata (not on this
+host), so any worker can tell them from labels people added; only bot-added labels are removed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from github import GithubException
+
+from bot.github import ChangedFile, GitHubClient, Label
+from hooks.config import RepoConfig
+
+NAME = "labels"
+HELP = ("Adds `module: PrivateUse1` when the PR touches third-party device integration code and "
+        "`vendor: <DEV>` for hardwares/<DEV>/ and <backends>/_<vendor>/; removes the ones it added "
+        "when those paths leave the PR; never touches labels people added.")
+# Not a vendor: the folder vendors copy to start a backend (DESIGN.md layout).
+TEMPLATE_BACKEND = "_template"
+EXAMPLES_SHOWN = 3
+
+
+@dataclass(frozen=True)
+class WantedLabel:
+    """A label the PR should carry, why, and the files that made it so."""
+
+    label: Label
+    reason: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LabelChange:
+    """What to do to the PR's labels, and the bot-added set after doing it."""
+
+    to_create: tuple[Label, ...]
+    to_add: tuple[str, ...]
+    to_remove: tuple[str, ...]
+    bot_labels: tuple[str, ...]
+
+
+def glob_regex(glob: str) -> str:
+    """Translate a path glob (`**` any folders, `*`/`?` within one name, `[..]`) to a regex."""
+    out, i = [], 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif glob[i] == "[" and "]" in glob[i + 1 :]:
+            end = glob.index("]", i + 1)
+            body = glob[i + 1 : end].replace("\\", "\\\\")
+            out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return "".join(out) + r"\Z"
+
+
+@lru_cache(maxsize=256)
+def compile_globs(globs: tuple[str, ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Compiled (glob, regex) pairs, cached: every delivery of a repo uses the same list."""
+    return tuple((g, re.compile(glob_regex(g))) for g in globs)
+
+
+def matching_glob(path: str, globs: tuple[tuple[str, re.Pattern[str]], ...]) -> str | None:
+    """The first glob that matches `path`, or None."""
+    for glob, rx in globs:
+        if rx.match(path):
+            return glob
+    return None
+
+
+def vendor_of(path: str, config: RepoConfig) -> tuple[str, str] | None:
+    """(device, folder) when `path` lies in hardwares/<DEV>/ or <backends>/_<vendor>/."""
+    for root, is_backend in ((config.hardwares, False), (config.backends, True)):
+        prefix = root.rstrip("/") + "/"
+        if not path.startswith(prefix):
+            continue
+        parts = path[len(prefix):].split("/")
+        if len(parts) < 2 or not parts[0]:
+            continue  # hardwares/hetero.txt, backends/README.md: files at the root, no vendor
+        if not is_backend:
+            return parts[0], prefix + parts[0]
+        if parts[0].startswith("_") and parts[0] != TEMPLATE_BACKEND and len(parts[0]) > 1:
+            return parts[0][1:], prefix + parts[0]
+    return None
+
+
+def touched_paths(files: Iterable[ChangedFile]) -> list[str]:
+    """Every path the PR touches, old names of renames included (moving out of a folder touches it)."""
+    paths: list[str] = []
+    for f in files:
+        paths.append(f.filename)
+        if f.previous:
+            paths.append(f.previous)
+    return paths
+
+
+def plan_labels(config: RepoConfig, paths: Sequence[str]) -> dict[str, WantedLabel]:
+    """The labels the PR should carry, keyed by name, each with its reason and files."""
+    pu1 = config["labels"]["privateuse1"]
+    vendor = config["labels"]["vendor"]
+    globs = compile_globs(tuple(pu1["paths"]))
+    pu1_files: list[str] = []
+    pu1_globs: list[str] = []
+    devices: dict[str, tuple[str, list[str]]] = {}
+    for path in paths:
+        glob = matching_glob(path, globs)
+        if glob is not None:
+            pu1_files.append(path)
+            if glob not in pu1_globs:
+                pu1_globs.append(glob)
+        found = vendor_of(path, config)
+        if found is not None:
+            devices.setdefault(found[0], (found[1], []))[1].append(path)
+    wanted: dict[str, WantedLabel] = {}
+    if pu1_files:
+        label = Label(pu1["name"], pu1.get("color", "5319e7"), pu1.get("description", ""))
+        reason = "matches " + ", ".join(f"`{g}`" for g in pu1_globs)
+        wanted[label.name] = WantedLabel(label, reason, tuple(pu1_files))
+    for device, (folder, files) in sorted(devices.items()):
+        name = vendor["pattern"].replace("{device}", device)
+        label = Label(name, vendor.get("color", "0e8a16"),
+                      str(vendor.get("description", "")).replace("{device}", device))
+        wanted[name] = WantedLabel(label, f"touches `{folder}/`", tuple(files))
+    return wanted
+
+
+def plan_change(wanted: dict[str, WantedLabel], current: Iterable[str],
+                previous_bot: Iterable[str], repo_labels: dict[str, Label] | None) -> LabelChange:
+    """Diff wanted labels against the PR's: add missing, remove stale bot-added, keep the rest."""
+    have = {name.lower(): name for name in current}
+    want = {name.lower() for name in wanted}
+    prev = {name.lower(): name for name in previous_bot}
+    to_add = tuple(name for name in wanted if name.lower() not in have)
+    # Only labels the bot itself added may go; a person's label stays even when it matches ours.
+    to_remove = tuple(sorted(have[k] for k in prev if k not in want and k in have))
+    keep = [name for name in wanted if name.lower() in prev and name.lower() in have]
+    existing = {name.lower() for name in (repo_labels or {})}
+    to_create = tuple(wanted[n].label for n in to_add if n.lower() not in existing)
+    return LabelChange(to_create, to_add, to_remove, tuple(sorted({*keep, *to_add})))
+
+
+def remove_stale(client: GitHubClient, number: int, change: LabelChange) -> None:
+    """Remove the bot-added labels whose paths left the PR."""
+    for name in change.to_remove:
+        client.remove_label(number, name)
+
+
+def add_wanted(client: GitHubClient, number: int, change: LabelChange) -> None:
+    """Create missing repository labels (colour, description), then add them to the PR."""
+    for label in change.to_create:
+        try:
+            client.create_label(label)
+        except GithubException as exc:
+            # 422 already_exists: another worker created it a moment ago; that is what we wanted.
+            if exc.status != 422:
+                raise
+    if change.to_add:
+        client.add_labels(number, change.to_add)
+
+
+def describe(wanted: dict[str, WantedLabel]) -> list[str]:
+    """Summary lines: each label, why, and a few of its files."""
+    lines = []
+    for name, w in wanted.items():
+        shown = ", ".join(f"`{p}`" for p in w.files[:EXAMPLES_SHOWN])
+        more = f" and {len(w.files) - EXAMPLES_SHOWN} more" if len(w.files) > EXAMPLES_SHOWN else ""
+        lines.append(f"- **{name}**: {w.reason} ({shown}{more})")
+    return lines

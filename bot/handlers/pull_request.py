@@ -1,0 +1,104 @@
+"""The `pull_request` flow: labels, then the two check runs, then the sticky summary comment.
+
+Every step is find-then-update, so running a delivery twice writes nothing the second time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.context import Context, PullRequest
+from bot.github import ChangedFile, Comment
+from bot.handlers import backends, checkruns, labels, patches, summary
+from bot.handlers.checkruns import CheckResult
+from hooks.config import CONFIG_PATH, RepoConfig
+
+ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited")
+# GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).
+FILES_CAP = 3000
+
+
+def wants(payload: dict[str, Any]) -> bool:
+    """Opened, pushed, reopened, ready for review, or its base branch changed."""
+    action = payload.get("action")
+    if action == "edited":
+        return "base" in (payload.get("changes") or {})
+    return action in ACTIONS
+
+
+def config_failure(name: str, problems: list[str]) -> CheckResult:
+    """A failed check run that names every bad key of the configuration."""
+    text = "\n".join(f"- {p}" for p in problems)
+    return CheckResult(name, "failure", f"invalid {CONFIG_PATH}",
+                       f"`{CONFIG_PATH}` on the default branch has {len(problems)} problem(s); "
+                       f"nothing was checked until it is fixed:\n\n{text}")
+
+
+def handle(ctx: Context) -> dict[str, Any]:
+    """Run the whole flow for one `pull_request` delivery; returns what each step did."""
+    pr = PullRequest.from_payload(ctx.payload)
+    client = ctx.client
+    head = client.pull_head(pr.number)
+    if head != pr.head_sha:
+        # A late or replayed delivery for an older head: acting on it would put the old head's
+        # labels and summary back; the delivery for the current head does the work.
+        return {"superseded_by": head, "conclusions": {}, "writes": {}}
+    existing = summary.find(client.comments(pr.number), client.bot_login)
+    meta = summary.metadata(existing)
+    if ctx.config is None:
+        problems = ctx.config_error.problems if ctx.config_error else ["unreadable"]
+        results = [config_failure(patches.NAME, problems), config_failure(backends.NAME, problems)]
+        done = {r.name: checkruns.publish(client, pr.head_sha, r) for r in results}
+        body = summary.render(summary.Summary(pr.head_sha, config_problems=problems,
+                                              default_branch=ctx.default_branch), meta)
+        done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
+        return {"config_error": problems, "conclusions": {r.name: r.conclusion for r in results},
+                "writes": done}
+    files = client.pull_files(pr.number)
+    capped = len(files) >= FILES_CAP
+    if capped:  # GitHub stops listing at 3000 files; git has them all
+        files = ctx.workspace.changed_files(pr)
+    wanted = labels.plan_labels(ctx.config, labels.touched_paths(files))
+    change = plan_labels(ctx, pr, wanted, existing)
+    # Order matters for crash safety, since the comment is where "the bot added this" lives:
+    # stale labels go before the comment stops listing them, new ones come after it lists them.
+    labels.remove_stale(client, pr.number, change)
+    results = run_checks(ctx, pr, ctx.config, files)
+    done = {r.name: checkruns.publish(client, pr.head_sha, r) for r in results}
+    report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
+                             default_branch=ctx.default_branch)
+    body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
+    done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
+    labels.add_wanted(client, pr.number, change)
+    return {"files": len(files), "files_from_git": capped, "labels_added": list(change.to_add),
+            "labels_removed": list(change.to_remove),
+            "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
+
+
+def plan_labels(ctx: Context, pr: PullRequest, wanted: dict[str, labels.WantedLabel],
+                existing: Comment | None) -> labels.LabelChange:
+    """Compare wanted labels with the PR's and with those the summary says the bot added."""
+    current = ctx.client.issue_labels(pr.number)
+    have = {name.lower() for name in current}
+    missing = any(name.lower() not in have for name in wanted)
+    return labels.plan_change(wanted, current, summary.bot_labels(existing),
+                              ctx.client.repo_labels() if missing else {})
+
+
+def run_checks(ctx: Context, pr: PullRequest, config: RepoConfig,
+               files: list[ChangedFile]) -> list[CheckResult]:
+    """Both check results; a checkout of the head is made only when something needs checking."""
+    patch_list = patches.touched_patches(config, files)
+    check_patches = bool(patch_list) or patches.touches_hardwares(config, files)
+    folders = backends.touched_folders(config, files)
+    if not check_patches and not folders:
+        return [patches.nothing_to_check(), backends.nothing_to_check()]
+    with ctx.workspace.checkout(pr) as tree:
+        p_result = (patches.result(config, patch_list, patches.run_checks(tree, config, patch_list))
+                    if check_patches else patches.nothing_to_check())
+        if folders:
+            checked, findings = backends.run_checks(tree, config, folders)
+            b_result = backends.result(folders, checked, findings)
+        else:
+            b_result = backends.nothing_to_check()
+    return [p_result, b_result]

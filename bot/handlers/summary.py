@@ -1,0 +1,107 @@
+"""The sticky summary comment: one per PR, found by a hidden marker, edited in place.
+
+The marker also carries metadata (which labels the bot added), so state lives on GitHub and any
+worker on any host sees the same (bedevere and Prow keep state in their comments the same way).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.github import Comment, GitHubClient
+from bot.handlers.checkruns import CheckResult
+
+NAME = "summary"
+HELP = "Keeps one comment per PR up to date: labels applied and why, check results, next steps."
+MARKER = "<!-- flagbot:summary"
+META_RE = re.compile(r"<!-- flagbot:summary (\{.*?\}) -->")
+ICONS = {"success": "✅", "failure": "❌", "neutral": "➖"}
+
+
+@dataclass
+class Summary:
+    """What the comment reports for one head."""
+
+    head_sha: str
+    label_lines: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
+    config_problems: list[str] = field(default_factory=list)
+    default_branch: str = "main"
+
+
+def find(comments: Iterable[Comment], bot_login: str) -> Comment | None:
+    """The bot's own comment carrying the marker (the oldest, should a race have made two)."""
+    mine = [c for c in comments if c.author == bot_login and MARKER in c.body]
+    return min(mine, key=lambda c: c.id) if mine else None
+
+
+def metadata(comment: Comment | None) -> dict[str, Any]:
+    """The JSON kept in the marker ({} when absent or unreadable)."""
+    if comment is None:
+        return {}
+    match = META_RE.search(comment.body)
+    try:
+        meta = json.loads(match.group(1)) if match else {}
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def bot_labels(comment: Comment | None) -> list[str]:
+    """Labels the bot recorded as added by itself."""
+    labels = metadata(comment).get("bot_labels", [])
+    return [str(x) for x in labels] if isinstance(labels, list) else []
+
+
+def marker(meta: dict[str, Any]) -> str:
+    """The hidden first line; `--` is escaped so label names cannot end the HTML comment."""
+    raw = json.dumps(meta, sort_keys=True, separators=(",", ":")).replace("--", "-\\u002d")
+    return f"{MARKER} {raw} -->"
+
+
+def render(summary: Summary, meta: dict[str, Any]) -> str:
+    """The whole comment body."""
+    lines = [marker(meta), f"### flagbot summary for {summary.head_sha[:10]}", ""]
+    if summary.config_problems:
+        lines += [f"**`.github/flagbot.yml` on `{summary.default_branch}` has errors**, so "
+                  "flagbot checked nothing and changed no labels:", ""]
+        lines += [f"- {p}" for p in summary.config_problems]
+        lines += ["", "**Next steps**: fix the file on the default branch (try it first with "
+                  "`flagbot replay PAYLOAD.json --event pull_request --repo . --dry-run`), "
+                  "then push to this pull request to re-run the checks."]
+        return "\n".join(lines) + "\n"
+    lines.append("**Labels**")
+    lines += summary.label_lines or ["- none: this pull request touches no PrivateUse1 or vendor paths"]
+    if summary.removed:
+        lines.append("- removed " + ", ".join(f"`{n}`" for n in summary.removed)
+                     + ": their paths are no longer in this pull request")
+    lines += ["", "**Checks**", "", "| check | result |", "| --- | --- |"]
+    lines += [f"| {c.name} | {ICONS.get(c.conclusion, '')} {c.title} |" for c in summary.checks]
+    lines += ["", "**Next steps**"]
+    lines += next_steps(summary.checks)
+    return "\n".join(lines) + "\n"
+
+
+def next_steps(checks: Sequence[CheckResult]) -> list[str]:
+    """What the author should do now, from the failed checks."""
+    failed = [c for c in checks if c.failed]
+    if not failed:
+        return ["- nothing to do from flagbot's side; reviewers take it from here"]
+    return [f"- **{c.name}**: open the check run for the annotated lines; {c.summary.splitlines()[-1]}"
+            if "Reproduce locally" in c.summary else f"- **{c.name}**: see the check run"
+            for c in failed] + ["- push a fix; flagbot re-checks every new head"]
+
+
+def upsert(client: GitHubClient, number: int, existing: Comment | None, body: str) -> tuple[str, int | None]:
+    """Create the comment, or edit it when the body changed; returns (what was done, id)."""
+    if existing is None:
+        return "created", client.create_comment(number, body)
+    if existing.body == body:
+        return "unchanged", existing.id
+    client.edit_comment(existing.id, body)
+    return "edited", existing.id

@@ -1,0 +1,284 @@
+"""The delivery ledger: one row per `X-GitHub-Delivery`, the source of truth for what was done.
+
+One interface, two stores: SQLite under `FLAGBOT_STATE_DIR` (one host), Redis when
+`FLAGBOT_REDIS_URL` is set (every worker host must see it; see `bot/ledger_redis.py`).
+A delivery moves queued -> running -> done | failed (| queued again for a retry or a
+redelivery); events nobody handles are kept as `dropped`. It is `done` only after its handler
+returned, so a redelivery of anything else runs again and a crashed worker's row is picked up.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+STATUSES = ("queued", "running", "done", "failed", "dropped")
+# WAL checkpoints are the worker's job (`maintain`, every second), not the request path's: an
+# automatic checkpoint inside a webhook request writes and fsyncs megabytes. This many pages
+# (4 KiB each) is only the backstop for a deployment running no worker at all.
+AUTOCHECKPOINT_PAGES = 65536
+# handler runs per (re)delivery: the first try plus two retries with back-off
+MAX_TRIES = 3
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One ledger row."""
+
+    id: str
+    event: str
+    action: str | None
+    repo: str | None
+    payload: bytes
+    status: str
+    attempts: int
+    tries_left: int
+    error: str | None
+    received_at: float
+    updated_at: float
+    finished_at: float | None
+    redeliveries: int
+    owner: str | None = None
+    lease_until: float | None = None
+    result: str | None = None
+
+    def payload_json(self) -> dict[str, Any]:
+        """The webhook payload as parsed JSON."""
+        data: dict[str, Any] = json.loads(self.payload)
+        return data
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What ingest did with a delivery: `outcome` names it, `enqueue` says whether to queue it."""
+
+    outcome: str  # queued | requeued | done_already | running | dropped
+    enqueue: bool
+    note: str = ""
+
+
+class Ledger(Protocol):
+    """The operations both stores provide (SQLite and Redis)."""
+
+    def record(self, *, delivery_id: str, event: str, action: str | None, repo: str | None,
+               payload: bytes, wanted: bool) -> Recorded: ...
+    def claim(self, delivery_id: str, owner: str, lease_s: float) -> Delivery | None: ...
+    def finish(self, delivery_id: str, owner: str, result: str) -> bool: ...
+    def fail(self, delivery_id: str, owner: str, error: str, *, retry_at: float | None) -> bool: ...
+    def heartbeat(self, ids: Iterable[str], owner: str, lease_s: float) -> None: ...
+    def stale(self, *, queued_grace_s: float) -> list[str]: ...
+    def get(self, delivery_id: str) -> Delivery | None: ...
+    def counts(self) -> dict[str, int]: ...
+    def check_writable(self) -> None: ...
+    def maintain(self) -> None: ...
+
+
+def decide(status: str, lease_until: float | None, now: float, wanted: bool) -> Recorded:
+    """What a delivery id seen before gets: the redelivery rules in one place."""
+    if status == "done":
+        return Recorded("done_already", False, "already handled; a done delivery is not run again")
+    if status == "running" and lease_until is not None and lease_until > now:
+        return Recorded("running", False, "being handled right now; not queued twice")
+    if status == "dropped" and not wanted:
+        return Recorded("dropped", False, "no handler for this event")
+    return Recorded("requeued", True, f"was {status}; queued again")
+
+
+SCHEMA = """
+create table if not exists deliveries (
+    id text primary key, event text not null, action text, repo text, payload blob not null,
+    status text not null, attempts integer not null default 0, tries_left integer not null,
+    error text, received_at real not null, updated_at real not null, finished_at real,
+    redeliveries integer not null default 0, owner text, lease_until real, result text);
+create index if not exists deliveries_status on deliveries (status, updated_at);
+create table if not exists health (k text primary key, v real);
+"""
+COLUMNS = ("id, event, action, repo, payload, status, attempts, tries_left, error, received_at, "
+           "updated_at, finished_at, redeliveries, owner, lease_until, result")
+
+
+class WriteLock:
+    """Serialises the writers of one SQLite file across threads and processes.
+
+    SQLite's own busy handler makes a blocked writer sleep 1, 2, 5, 10... ms and poll again, so
+    two gunicorn workers and the consumer writing at once add milliseconds of pure waiting to an
+    acknowledgement. A blocking flock hands the file over the moment the holder commits.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._thread_lock = threading.Lock()
+        self._fd: int | None = None
+        self._pid = 0
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the write lock for one short transaction."""
+        with self._thread_lock:
+            if self._fd is None or self._pid != os.getpid():  # never share an fd across a fork
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                self._pid = os.getpid()
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+
+class SqliteLedger:
+    """The ledger in `<state_dir>/ledger.db`: WAL, a busy timeout, one connection per thread."""
+
+    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+        self.path = path
+        self.busy_timeout_s = busy_timeout_s
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self.write_lock = WriteLock(path.with_name(path.name + ".lock"))
+        with self.write_lock.held():
+            self._conn().executescript(SCHEMA)  # idempotent DDL; executescript commits by itself
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        # a connection must never cross a fork (gunicorn workers) nor a thread
+        if conn is None or getattr(self._local, "pid", None) != os.getpid():
+            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
+            conn.execute(f"pragma busy_timeout={int(self.busy_timeout_s * 1000)}")
+            conn.execute("pragma journal_mode=wal")
+            # WAL + NORMAL: a commit survives a crash of any process; only power loss can drop
+            # the last commits, and GitHub redelivers those (see docs/bot.md)
+            conn.execute("pragma synchronous=normal")
+            conn.execute(f"pragma wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
+            self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        conn = self._conn()
+        with self.write_lock.held():
+            # immediate: take SQLite's write lock up front too (readers of other tools may be about)
+            conn.execute("begin immediate")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("rollback")
+                raise
+            conn.execute("commit")
+
+    def record(self, *, delivery_id: str, event: str, action: str | None, repo: str | None,
+               payload: bytes, wanted: bool) -> Recorded:
+        """Insert a new delivery, or apply the redelivery rules to a known one."""
+        now = time.time()
+        status = "queued" if wanted else "dropped"
+        conn = self._conn()
+        # the common case is one autocommit statement: a single short write transaction
+        with self.write_lock.held():
+            cur = conn.execute(
+                "insert into deliveries (id, event, action, repo, payload, status, tries_left, "
+                "received_at, updated_at) values (?,?,?,?,?,?,?,?,?) on conflict(id) do nothing",
+                (delivery_id, event, action, repo, payload, status, MAX_TRIES, now, now))
+        if cur.rowcount == 1:
+            return Recorded(status, wanted, "" if wanted else "no handler for this event")
+        with self._tx() as conn:
+            row = conn.execute("select status, lease_until from deliveries where id = ?",
+                               (delivery_id,)).fetchone()
+            verdict = decide(row[0], row[1], now, wanted)
+            if verdict.enqueue:
+                conn.execute(
+                    "update deliveries set status='queued', tries_left=?, updated_at=?, "
+                    "redeliveries=redeliveries+1, owner=null, lease_until=null where id=?",
+                    (MAX_TRIES, now, delivery_id))
+        return verdict
+
+    def claim(self, delivery_id: str, owner: str, lease_s: float) -> Delivery | None:
+        """Take a queued (or abandoned running) delivery for `owner`; None when not claimable."""
+        now = time.time()
+        with self._tx() as conn:
+            cur = conn.execute(
+                "update deliveries set status='running', attempts=attempts+1, "
+                "tries_left=max(tries_left-1, 0), owner=?, lease_until=?, updated_at=? "
+                "where id=? and (status='queued' or (status='running' and lease_until<?)) "
+                f"returning {COLUMNS}", (owner, now + lease_s, now, delivery_id, now))
+            row = cur.fetchone()
+        return None if row is None else Delivery(*row)
+
+    def finish(self, delivery_id: str, owner: str, result: str) -> bool:
+        """Mark done; False when `owner` no longer holds the row (its lease was taken over)."""
+        now = time.time()
+        with self._tx() as conn:
+            cur = conn.execute(
+                "update deliveries set status='done', finished_at=?, updated_at=?, result=?, "
+                "error=null, lease_until=null where id=? and owner=? and status='running'",
+                (now, now, result, delivery_id, owner))
+        return cur.rowcount == 1
+
+    def fail(self, delivery_id: str, owner: str, error: str, *, retry_at: float | None) -> bool:
+        """Record a failed try: queued again for `retry_at`, or failed until redelivered."""
+        now = time.time()
+        status, updated = ("queued", retry_at) if retry_at is not None else ("failed", now)
+        with self._tx() as conn:
+            cur = conn.execute(
+                "update deliveries set status=?, error=?, updated_at=?, lease_until=null, "
+                "finished_at=? where id=? and owner=? and status='running'",
+                (status, error, updated, None if retry_at else now, delivery_id, owner))
+        return cur.rowcount == 1
+
+    def heartbeat(self, ids: Iterable[str], owner: str, lease_s: float) -> None:
+        """Extend the lease of the rows `owner` is running."""
+        until = time.time() + lease_s
+        with self._tx() as conn:
+            conn.executemany(
+                "update deliveries set lease_until=? where id=? and owner=? and status='running'",
+                [(until, i, owner) for i in ids])
+
+    def stale(self, *, queued_grace_s: float) -> list[str]:
+        """Rows a worker must queue again: running with an expired lease, or queued too long."""
+        now = time.time()
+        with self._tx() as conn:
+            rows = conn.execute(
+                "select id from deliveries where (status='running' and lease_until<?) "
+                "or (status='queued' and updated_at<?) order by received_at",
+                (now, now - queued_grace_s)).fetchall()
+            ids = [r[0] for r in rows]
+            # touched, so the next sweep does not queue the same rows again at once
+            conn.executemany("update deliveries set updated_at=? where id=? and status='queued'",
+                             [(now, i) for i in ids])
+        return ids
+
+    def get(self, delivery_id: str) -> Delivery | None:
+        """The row for `delivery_id`, or None."""
+        row = self._conn().execute(f"select {COLUMNS} from deliveries where id=?",
+                                   (delivery_id,)).fetchone()
+        return None if row is None else Delivery(*row)
+
+    def counts(self) -> dict[str, int]:
+        """Number of rows per status."""
+        rows = self._conn().execute("select status, count(*) from deliveries group by status")
+        found = dict(rows.fetchall())
+        return {s: int(found.get(s, 0)) for s in STATUSES}
+
+    def check_writable(self) -> None:
+        """Raise when the ledger cannot take a write (disk full, read-only, locked for too long)."""
+        with self._tx() as conn:
+            conn.execute("insert or replace into health (k, v) values ('probe', ?)", (time.time(),))
+
+    def maintain(self) -> None:
+        """Checkpoint the WAL into the database (passive: writers are never blocked)."""
+        self._conn().execute("pragma wal_checkpoint(passive)")
+
+
+def open_ledger(settings: Any) -> Ledger:
+    """The ledger for these settings: Redis when `redis_url` is set, else SQLite in state_dir."""
+    if settings.redis_url:
+        from bot.ledger_redis import RedisLedger  # redis-py only where it is used
+
+        return RedisLedger(settings.redis_url)
+    return SqliteLedger(settings.state_dir / "ledger.db")

@@ -1,0 +1,210 @@
+"""The ledger in Redis, for `FLAGBOT_REDIS_URL` mode: every worker host reaches it.
+
+Same rules as `SqliteLedger` (the redelivery decision is `ledger.decide`); each state change is a
+Lua script, so it is atomic across hosts. Keys: `flagbot:delivery:<id>` (a hash per row),
+`flagbot:deliveries:queued` / `:running` (sorted by updated time / lease end, for the sweep) and
+`flagbot:deliveries:counts` (rows per status, for /metrics).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import redis
+
+from bot.ledger import MAX_TRIES, STATUSES, Delivery, Recorded, decide
+
+PREFIX = "flagbot:"
+QUEUED, RUNNING, COUNTS = (PREFIX + "deliveries:queued", PREFIX + "deliveries:running",
+                           PREFIX + "deliveries:counts")
+
+# KEYS: row; ARGV: id event action repo payload status now tries
+INSERT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return {'old', redis.call('HGET', KEYS[1], 'status'), redis.call('HGET', KEYS[1], 'lease_until') or ''}
+end
+redis.call('HSET', KEYS[1], 'id', ARGV[1], 'event', ARGV[2], 'action', ARGV[3], 'repo', ARGV[4],
+  'payload', ARGV[5], 'status', ARGV[6], 'attempts', 0, 'tries_left', ARGV[8],
+  'received_at', ARGV[7], 'updated_at', ARGV[7], 'redeliveries', 0)
+redis.call('HINCRBY', KEYS[4], ARGV[6], 1)
+if ARGV[6] == 'queued' then redis.call('ZADD', KEYS[2], ARGV[7], ARGV[1]) end
+return {'new', ARGV[6], ''}
+"""
+# KEYS: row queued running counts; ARGV: id expected_status now tries
+REQUEUE = """
+local st = redis.call('HGET', KEYS[1], 'status')
+if st ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'queued', 'tries_left', ARGV[4], 'updated_at', ARGV[3],
+  'owner', '', 'lease_until', '')
+redis.call('HINCRBY', KEYS[1], 'redeliveries', 1)
+redis.call('HINCRBY', KEYS[4], st, -1)
+redis.call('HINCRBY', KEYS[4], 'queued', 1)
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return 1
+"""
+# KEYS: row queued running counts; ARGV: id owner now lease_until
+CLAIM = """
+local st = redis.call('HGET', KEYS[1], 'status')
+if not st then return nil end
+local lease = tonumber(redis.call('HGET', KEYS[1], 'lease_until')) or 0
+if st ~= 'queued' and not (st == 'running' and lease < tonumber(ARGV[3])) then return nil end
+local tries = tonumber(redis.call('HGET', KEYS[1], 'tries_left'))
+if tries > 0 then tries = tries - 1 end
+redis.call('HINCRBY', KEYS[1], 'attempts', 1)
+redis.call('HSET', KEYS[1], 'status', 'running', 'tries_left', tries, 'owner', ARGV[2],
+  'lease_until', ARGV[4], 'updated_at', ARGV[3])
+redis.call('HINCRBY', KEYS[4], st, -1)
+redis.call('HINCRBY', KEYS[4], 'running', 1)
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+return redis.call('HGETALL', KEYS[1])
+"""
+# KEYS: row queued running counts; ARGV: id owner status error updated_at finished_at result
+SETTLE = """
+if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[3], 'error', ARGV[4], 'updated_at', ARGV[5],
+  'finished_at', ARGV[6], 'result', ARGV[7], 'lease_until', '')
+redis.call('HINCRBY', KEYS[4], 'running', -1)
+redis.call('HINCRBY', KEYS[4], ARGV[3], 1)
+redis.call('ZREM', KEYS[3], ARGV[1])
+if ARGV[3] == 'queued' then redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1]) end
+return 1
+"""
+# KEYS: running; ARGV: owner lease_until prefix id...
+HEARTBEAT = """
+for i = 4, #ARGV do
+  local row = ARGV[3] .. ARGV[i]
+  if redis.call('HGET', row, 'status') == 'running' and redis.call('HGET', row, 'owner') == ARGV[1] then
+    redis.call('HSET', row, 'lease_until', ARGV[2])
+    redis.call('ZADD', KEYS[1], ARGV[2], ARGV[i])
+  end
+end
+return 1
+"""
+# KEYS: queued running; ARGV: now queued_before prefix
+STALE = """
+local out = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1])
+local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])
+for _, id in ipairs(old) do
+  redis.call('ZADD', KEYS[1], ARGV[1], id)
+  redis.call('HSET', ARGV[3] .. id, 'updated_at', ARGV[1])
+  table.insert(out, id)
+end
+return out
+"""
+
+FLOATS = ("received_at", "updated_at", "finished_at", "lease_until")
+INTS = ("attempts", "tries_left", "redeliveries")
+
+
+def row_key(delivery_id: str) -> str:
+    """The hash that holds one delivery."""
+    return f"{PREFIX}delivery:{delivery_id}"
+
+
+def to_delivery(flat: list[bytes]) -> Delivery:
+    """Build a Delivery from HGETALL's flat [field, value, ...] reply ('' means none)."""
+    raw = {flat[i].decode(): flat[i + 1] for i in range(0, len(flat), 2)}
+    fields: dict[str, Any] = {}
+    for name in ("id", "event", "action", "repo", "status", "error", "owner", "result"):
+        text = raw.get(name, b"").decode()
+        fields[name] = text or None
+    for name in FLOATS:
+        fields[name] = float(raw[name]) if raw.get(name) else None
+    for name in INTS:
+        fields[name] = int(raw.get(name) or 0)
+    return Delivery(payload=raw.get("payload", b""), **fields)
+
+
+class RedisLedger:
+    """The ledger kept in Redis, shared by every `flagbot worker` host."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.client = redis.Redis.from_url(url)
+        self._insert = self.client.register_script(INSERT)
+        self._requeue = self.client.register_script(REQUEUE)
+        self._claim = self.client.register_script(CLAIM)
+        self._settle = self.client.register_script(SETTLE)
+        self._heartbeat = self.client.register_script(HEARTBEAT)
+        self._stale = self.client.register_script(STALE)
+
+    def _keys(self, delivery_id: str) -> list[str]:
+        return [row_key(delivery_id), QUEUED, RUNNING, COUNTS]
+
+    def record(self, *, delivery_id: str, event: str, action: str | None, repo: str | None,
+               payload: bytes, wanted: bool) -> Recorded:
+        """Insert a new delivery, or apply the redelivery rules to a known one."""
+        now = time.time()
+        status = "queued" if wanted else "dropped"
+        keys = self._keys(delivery_id)
+        kind, old, lease = self._insert(keys=keys, args=[
+            delivery_id, event, action or "", repo or "", payload, status, repr(now), MAX_TRIES])
+        if kind == b"new":
+            return Recorded(status, wanted, "" if wanted else "no handler for this event")
+        verdict = decide(old.decode(), float(lease) if lease else None, now, wanted)
+        if verdict.enqueue and not self._requeue(keys=keys, args=[
+                delivery_id, old, repr(now), MAX_TRIES]):
+            # another request changed the row between the two scripts: it decided for us
+            return Recorded("running", False, "changed concurrently; not queued twice")
+        return verdict
+
+    def claim(self, delivery_id: str, owner: str, lease_s: float) -> Delivery | None:
+        """Take a queued (or abandoned running) delivery for `owner`; None when not claimable."""
+        now = time.time()
+        flat = self._claim(keys=self._keys(delivery_id),
+                           args=[delivery_id, owner, repr(now), repr(now + lease_s)])
+        return to_delivery(flat) if flat else None
+
+    def finish(self, delivery_id: str, owner: str, result: str) -> bool:
+        """Mark done; False when `owner` no longer holds the row."""
+        now = repr(time.time())
+        return bool(self._settle(keys=self._keys(delivery_id),
+                                 args=[delivery_id, owner, "done", "", now, now, result]))
+
+    def fail(self, delivery_id: str, owner: str, error: str, *, retry_at: float | None) -> bool:
+        """Record a failed try: queued again for `retry_at`, or failed until redelivered."""
+        now = repr(time.time())
+        if retry_at is not None:
+            args = [delivery_id, owner, "queued", error, repr(retry_at), "", ""]
+        else:
+            args = [delivery_id, owner, "failed", error, now, now, ""]
+        return bool(self._settle(keys=self._keys(delivery_id), args=args))
+
+    def heartbeat(self, ids: Iterable[str], owner: str, lease_s: float) -> None:
+        """Extend the lease of the rows `owner` is running."""
+        ids = list(ids)
+        if ids:
+            self._heartbeat(keys=[RUNNING],
+                            args=[owner, repr(time.time() + lease_s), PREFIX + "delivery:", *ids])
+
+    def stale(self, *, queued_grace_s: float) -> list[str]:
+        """Rows a worker must queue again: running with an expired lease, or queued too long."""
+        now = time.time()
+        found = self._stale(keys=[QUEUED, RUNNING],
+                            args=[repr(now), repr(now - queued_grace_s), PREFIX + "delivery:"])
+        return [i.decode() for i in found]
+
+    def get(self, delivery_id: str) -> Delivery | None:
+        """The row for `delivery_id`, or None."""
+        raw: dict[bytes, bytes] = self.client.hgetall(row_key(delivery_id))  # type: ignore[assignment]
+        if not raw:
+            return None
+        return to_delivery([x for kv in raw.items() for x in kv])
+
+    def counts(self) -> dict[str, int]:
+        """Number of rows per status."""
+        raw: dict[bytes, bytes] = self.client.hgetall(COUNTS)  # type: ignore[assignment]
+        found = {k.decode(): int(v) for k, v in raw.items()}
+        return {s: found.get(s, 0) for s in STATUSES}
+
+    def check_writable(self) -> None:
+        """Raise when Redis does not take a write."""
+        self.client.set(PREFIX + "health:probe", repr(time.time()), ex=3600)
+
+    def maintain(self) -> None:
+        """Nothing to do: Redis persists on its own schedule."""

@@ -1,0 +1,176 @@
+"""The worker: runs queued deliveries through the handlers and keeps the ledger true.
+
+Each task claims its ledger row (atomically, with a lease), holds the repository's lock, runs
+the handlers, then marks the row done, or failed with a retry after a back-off. A heartbeat keeps
+the leases of running rows fresh; a sweep (at start and every lease period) queues rows whose
+worker died (lease expired) or whose queue message was lost, so no delivery is left behind.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
+from contextlib import nullcontext
+from typing import Any
+
+from huey.consumer import Consumer
+
+from bot import metrics
+from bot.ledger import MAX_TRIES, Delivery, Ledger, open_ledger
+from bot.locks import repo_lock
+from bot.queue import DeliveryQueue
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Runner = Callable[[Settings, str, str, dict[str, Any]], dict[str, Any]]
+Wants = Callable[[str, dict[str, Any]], bool]
+DEFAULT_HANDLERS = "bot.handlers"
+LEASE_S = 60.0
+RETRY_DELAYS_S = (5.0, 30.0)  # after the 1st and the 2nd failed try; then failed until redelivered
+QUEUED_GRACE_S = 600.0
+LOCK_TIMEOUT_S = 600.0
+MAINTAIN_S = 1.0  # WAL checkpoints; lease renewals every lease/3, sweeps every lease
+
+
+def load_handlers(module_name: str = DEFAULT_HANDLERS) -> tuple[Wants, Runner]:
+    """`wants` and `run_delivery` from the handlers module (tests plug their own in)."""
+    module = importlib.import_module(module_name)
+    return module.wants, module.run_delivery
+
+
+class QuietConsumer(Consumer):  # type: ignore[misc]
+    """Huey's consumer without its own signal handlers: serve/worker own the process signals."""
+
+    def _set_signal_handlers(self) -> None:
+        pass
+
+
+class Worker:
+    """Executes `process_delivery` tasks for one process (any number of threads)."""
+
+    def __init__(self, settings: Settings, runner: Runner, *, ledger: Ledger | None = None,
+                 threads: int | None = None, lease_s: float = LEASE_S,
+                 retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S,
+                 queued_grace_s: float = QUEUED_GRACE_S) -> None:
+        self.settings = settings
+        self.runner = runner
+        self.ledger = ledger or open_ledger(settings)
+        self.queue = DeliveryQueue(settings, self.process)
+        self.threads = threads or settings.worker_threads
+        self.lease_s = lease_s
+        self.retry_delays_s = retry_delays_s
+        self.queued_grace_s = queued_grace_s
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+        self._active: set[str] = set()
+        self._active_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._consumer: QuietConsumer | None = None
+        self._keeper: threading.Thread | None = None
+
+    def process(self, delivery_id: str) -> None:
+        """The body of the `process_delivery` task."""
+        row = self.ledger.claim(delivery_id, self.owner, self.lease_s)
+        if row is None:  # done, running elsewhere, or a duplicate message: nothing to do
+            log.debug("delivery %s: not claimable, skipped", delivery_id)
+            return
+        with self._active_lock:
+            self._active.add(row.id)
+        started = time.monotonic()
+        try:
+            result = self._run(row)
+        except Exception as exc:
+            self._failed(row, exc)
+        else:
+            if self.ledger.finish(row.id, self.owner, json.dumps(result, default=str)):
+                metrics.delivery(row.event, "done")
+                log.info("delivery %s (%s): done", row.id, row.event)
+            else:
+                log.warning("delivery %s: lease was taken over; its result is not recorded "
+                            "(the handlers are idempotent)", row.id)
+        finally:
+            metrics.handler_latency(row.event, time.monotonic() - started)
+            with self._active_lock:
+                self._active.discard(row.id)
+
+    def _run(self, row: Delivery) -> dict[str, Any]:
+        payload = row.payload_json()
+        lock: ContextManager[None] = nullcontext()
+        if row.repo:  # one repository's deliveries one at a time: no racing sticky comments
+            lock = repo_lock(self.settings, row.repo, timeout_s=LOCK_TIMEOUT_S)
+        with lock:
+            result = self.runner(self.settings, row.id, row.event, payload)
+        return result if isinstance(result, dict) else {"result": result}
+
+    def _failed(self, row: Delivery, exc: Exception) -> None:
+        error = f"{type(exc).__name__}: {exc}"[:4000]
+        if row.tries_left > 0:
+            step = min(MAX_TRIES - row.tries_left - 1, len(self.retry_delays_s) - 1)
+            delay = self.retry_delays_s[max(step, 0)]
+            self.ledger.fail(row.id, self.owner, error, retry_at=time.time() + delay)
+            self.queue.schedule(row.id, delay)
+            metrics.delivery(row.event, "retried")
+            log.warning("delivery %s (%s): try %d failed (%s); retry in %.1fs",
+                        row.id, row.event, row.attempts, error, delay)
+        else:
+            self.ledger.fail(row.id, self.owner, error, retry_at=None)
+            metrics.delivery(row.event, "failed")
+            log.error("delivery %s (%s): failed after %d tries: %s; it runs again when "
+                      "GitHub redelivers it", row.id, row.event, row.attempts, error)
+
+    def sweep(self) -> int:
+        """Queue again the rows a dead worker left (expired lease) or whose message was lost."""
+        ids = self.ledger.stale(queued_grace_s=self.queued_grace_s)
+        for delivery_id in ids:
+            self.queue.enqueue(delivery_id)
+        if ids:
+            log.info("recovered %d unfinished deliveries: %s", len(ids), ", ".join(ids[:10]))
+        return len(ids)
+
+    def _housekeeping(self) -> None:
+        now = time.monotonic()
+        next_beat, next_sweep = now + self.lease_s / 3, now + self.lease_s
+        while not self._stop.wait(min(MAINTAIN_S, self.lease_s / 3)):
+            try:
+                self.ledger.maintain()
+                self.queue.maintain()
+                now = time.monotonic()
+                if now >= next_beat:
+                    next_beat = now + self.lease_s / 3
+                    with self._active_lock:
+                        active = list(self._active)
+                    self.ledger.heartbeat(active, self.owner, self.lease_s)
+                if now >= next_sweep:
+                    next_sweep = now + self.lease_s
+                    self.sweep()
+            except Exception as exc:  # the queue or ledger may come back; keep beating
+                log.warning("worker housekeeping: %s", exc)
+
+    def start(self) -> None:
+        """Recover unfinished rows, then start the consumer threads and the heartbeat."""
+        self.sweep()
+        self._keeper = threading.Thread(target=self._housekeeping, name="flagbot-heartbeat",
+                                        daemon=True)
+        self._keeper.start()
+        self._consumer = QuietConsumer(self.queue.huey, workers=self.threads, worker_type="thread",
+                                       periodic=False, initial_delay=0.02, max_delay=0.25,
+                                       check_worker_health=True, health_check_interval=5)
+        self._consumer.start()
+        log.info("worker %s: %d threads on the %s queue", self.owner, self.threads,
+                 "Redis" if self.settings.redis_url else "SQLite")
+
+    def stop(self, *, graceful: bool = True) -> None:
+        """Stop taking tasks; with `graceful`, wait for the running ones."""
+        if self._consumer is not None:
+            self._consumer.stop(graceful=graceful)
+        self._stop.set()
+        if self._keeper is not None:
+            self._keeper.join(timeout=5)

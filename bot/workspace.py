@@ -1,0 +1,225 @@
+"""Git workspaces for the checkers: a clone cache per repository, fetched incrementally.
+
+Nothing from the repository ever runs here: no hooks (`core.hooksPath=/dev/null`), no submodules,
+no filter drivers or fsmonitor (user and system config are not read, and the repository's own
+config is ours), symlinks are checked out as plain files so a PR cannot point a checker at files
+outside the checkout, and only the https/http/file transports are allowed (never `ext::`). The
+installation token travels in an environment-provided header, never in a URL or on disk.
+"""
+
+from __future__ import annotations
+
+import base64
+import shutil
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from bot.context import PullRequest
+from bot.github import ChangedFile
+from hooks import git
+from hooks.errors import UsageError
+
+# Written into the cache's own config, so git commands the checkers run in a worktree see them.
+SAFE_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.hooksPath", "/dev/null"),
+    ("core.symlinks", "false"),
+    ("core.fsmonitor", "false"),
+    ("core.autocrlf", "false"),
+    ("submodule.recurse", "false"),
+    ("fetch.recurseSubmodules", "false"),
+    ("protocol.allow", "never"),
+    ("protocol.https.allow", "always"),
+    ("protocol.http.allow", "always"),
+    ("protocol.file.allow", "always"),
+    ("gc.auto", "0"),
+    ("advice.detachedHead", "false"),
+)
+PULL_REF = "refs/flagbot/pull/{number}"
+STATUS = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "changed"}
+# info/attributes outranks the repository's .gitattributes: checked-out bytes equal the blobs
+# (no eol conversion, no filter drivers, no ident expansion), which patch verification needs.
+NEUTRAL_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n"
+
+
+class WorkspaceError(UsageError):
+    """The PR head or base cannot be fetched; says from where and what to check."""
+
+
+def auth_env(url: str, token: str | None, token_host: str) -> dict[str, str]:
+    """GIT_CONFIG_* variables sending the token as `x-access-token` basic auth to `token_host` only."""
+    parts = urlsplit(url)
+    if not token or parts.scheme not in ("https", "http") or parts.netloc != token_host:
+        return {}
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode()
+    # Environment, not -c: argv is visible to every user of the host in `ps`.
+    return {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraHeader",
+            "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}"}
+
+
+class GitWorkspace:
+    """A bare clone of one repository under `cache_root`, and worktrees of PR heads beside it."""
+
+    def __init__(self, cache_root: Path, full_name: str, clone_url: str,
+                 token: Callable[[], str | None] = lambda: None) -> None:
+        self.full_name = full_name
+        self.clone_url = clone_url
+        self.git_dir = cache_root / "git" / f"{full_name}.git"
+        self.trees = cache_root / "worktrees" / full_name
+        self._token = token
+        self._host = urlsplit(clone_url).netloc
+        self.fetches = 0  # how many fetches ran (tests check the cache is incremental)
+
+    def _git(self, args: Sequence[str], *, env: dict[str, str] | None = None, check: bool = True) -> str:
+        proc = git.run(args, cwd=self.git_dir, git_dir=self.git_dir, env=env, isolated=True, check=check)
+        return proc.stdout.decode("utf-8", "replace").strip()
+
+    def ensure(self) -> None:
+        """Create the bare cache with the safe config (once)."""
+        if (self.git_dir / "HEAD").is_file():
+            return
+        self.git_dir.mkdir(parents=True, exist_ok=True)
+        git.run(["init", "--bare", "--quiet", str(self.git_dir)], cwd=self.git_dir, isolated=True)
+        for key, value in SAFE_CONFIG:
+            self._git(["config", key, value])
+        write_attributes(self.git_dir)
+
+    def has_commit(self, sha: str) -> bool:
+        """True when `sha` is a commit in the cache."""
+        return self.missing([sha]) == []
+
+    def missing(self, shas: Sequence[str]) -> list[str]:
+        """Those of `shas` that are not commits in the cache (one git process for all)."""
+        query = "".join(f"{sha}^{{commit}}\n" for sha in shas).encode()
+        proc = git.run(["cat-file", "--batch-check=%(objectname)"], cwd=self.git_dir,
+                       git_dir=self.git_dir, isolated=True, stdin=query)
+        answers = proc.stdout.decode("utf-8", "replace").splitlines()
+        return [sha for sha, answer in zip(shas, answers, strict=True) if answer.endswith(" missing")]
+
+    def fetch(self, url: str, refspecs: Sequence[str]) -> bool:
+        """Fetch `refspecs` from `url` (no tags, no submodules); False when a ref is missing there."""
+        self.fetches += 1
+        env = auth_env(url, self._token(), self._host)
+        args = ["fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head",
+                url, *refspecs]
+        proc = git.run(args, cwd=self.git_dir, git_dir=self.git_dir, env=env, isolated=True, check=False)
+        if proc.returncode == 0:
+            return True
+        err = proc.stderr.decode("utf-8", "replace")
+        if "couldn't find remote ref" in err or "not our ref" in err:
+            return False
+        raise WorkspaceError(f"{self.full_name}: git fetch from {redact(url)} failed: {err.strip()}",
+                             hint="check that the App is installed on the repository and can read it")
+
+    def update(self, pr: PullRequest) -> None:
+        """Make the PR's base and head commits present, fetching only what is missing."""
+        self.ensure()
+        need = self.missing([pr.base_sha, pr.head_sha])
+        if not need:
+            return
+        base_spec = f"+refs/heads/{pr.base_ref}:refs/remotes/origin/{pr.base_ref}"
+        ref = PULL_REF.format(number=pr.number)
+        # GitHub keeps refs/pull/N/head in the base repository, also for forks: one fetch
+        # usually brings both commits. A fork's branch is the fallback when that ref is missing.
+        if self.fetch(self.clone_url, [base_spec, f"+refs/pull/{pr.number}/head:{ref}"]):
+            if not self.missing([pr.head_sha]):
+                return
+        elif pr.base_sha in need:
+            self.fetch(self.clone_url, [base_spec])
+        if pr.head_clone_url and self.fetch(pr.head_clone_url, [f"+refs/heads/{pr.head_ref}:{ref}"]) \
+                and not self.missing([pr.head_sha]):
+            return
+        raise WorkspaceError(
+            f"{self.full_name}#{pr.number}: head commit {pr.head_sha} not found in refs/pull/"
+            f"{pr.number}/head or {pr.head_ref!r} of {redact(pr.head_clone_url or self.clone_url)}",
+            hint="the branch may have been force-pushed since the delivery; the next "
+                 "synchronize delivery checks the new head")
+
+    def changed_files(self, pr: PullRequest) -> list[ChangedFile]:
+        """The PR's files as GitHub counts them (merge base to head), without GitHub's 3000 cap."""
+        self.update(pr)
+        return diff_files(self.git_dir, pr.base_sha, pr.head_sha)
+
+    @contextmanager
+    def checkout(self, pr: PullRequest) -> Iterator[Path]:
+        """A detached worktree at the PR head, removed afterwards (call under the repo lock)."""
+        self.update(pr)
+        # Under the repository lock no other worker uses a worktree of this repository, so
+        # anything left in trees/ is from a worker killed mid-delivery: clear it.
+        if self.trees.is_dir():
+            for stale in self.trees.iterdir():
+                shutil.rmtree(stale, ignore_errors=True)
+        self._git(["worktree", "prune"])
+        path = self.trees / f"{pr.number}-{pr.head_sha[:12]}-{uuid.uuid4().hex[:8]}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._git(["worktree", "add", "--quiet", "--detach", str(path), pr.head_sha])
+            yield path
+        finally:
+            self._git(["worktree", "remove", "--force", str(path)], check=False)
+            shutil.rmtree(path, ignore_errors=True)
+
+
+class LocalWorkspace:
+    """For `flagbot replay --dry-run`: a throwaway shared clone of a local checkout."""
+
+    def __init__(self, repo: Path, scratch: Path) -> None:
+        self.repo = repo
+        self.scratch = scratch
+
+    def changed_files(self, pr: PullRequest) -> list[ChangedFile]:
+        """The PR's files: merge base to head in the local checkout."""
+        return diff_files(self.repo, pr.base_sha, pr.head_sha)
+
+    @contextmanager
+    def checkout(self, pr: PullRequest) -> Iterator[Path]:
+        """A clone sharing the checkout's objects, at the PR head; the checkout is never touched."""
+        path = self.scratch / f"pr{pr.number}-{uuid.uuid4().hex[:8]}"
+        git.run(["clone", "--quiet", "--shared", "--no-checkout", "--no-tags", str(self.repo), str(path)],
+                cwd=self.scratch, isolated=True)
+        try:
+            for key, value in SAFE_CONFIG:
+                git.run(["config", key, value], cwd=path, isolated=True)
+            write_attributes(path / ".git")
+            if git.run(["cat-file", "-e", f"{pr.head_sha}^{{commit}}"], cwd=path, isolated=True,
+                       check=False).returncode != 0:
+                raise WorkspaceError(f"{self.repo}: commit {pr.head_sha} (the payload's head) is not "
+                                     "in this checkout", hint=f"git fetch origin pull/{pr.number}/head")
+            git.run(["checkout", "--quiet", "--detach", pr.head_sha], cwd=path, isolated=True)
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def diff_files(repo: Path, base: str, head: str) -> list[ChangedFile]:
+    """Files changed from merge-base(base, head) to head, renames detected, like GitHub lists them."""
+    merge_base = git.out(["merge-base", base, head], cwd=repo)
+    raw = git.run(["diff", "--name-status", "-z", "-M", "--no-ext-diff", merge_base, head], cwd=repo).stdout
+    fields = raw.decode("utf-8", "surrogateescape").split("\0")
+    files, i = [], 0
+    while i < len(fields) - 1:
+        code = fields[i][:1]
+        if code in ("R", "C"):
+            files.append(ChangedFile(fields[i + 2], STATUS[code], fields[i + 1]))
+            i += 3
+        else:
+            files.append(ChangedFile(fields[i + 1], STATUS.get(code, "modified")))
+            i += 2
+    return files
+
+
+def write_attributes(git_dir: Path) -> None:
+    """Neutralise the repository's .gitattributes for every worktree of `git_dir`."""
+    info = git_dir / "info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "attributes").write_text(NEUTRAL_ATTRIBUTES, encoding="utf-8")
+
+
+def redact(url: str) -> str:
+    """`url` without any user:password part (never log a token)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.split("@", 1)[1]).geturl()

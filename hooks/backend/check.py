@@ -1,0 +1,70 @@
+"""Run every backend rule over one vendor folder, in the order a reader would fix them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hooks.backend.arch import check_arch
+from hooks.backend.context import FlagGemsContext
+from hooks.backend.descriptor import check_descriptor, check_folder
+from hooks.backend.heuristics import check_heuristics
+from hooks.backend.ops import check_documented, check_package, check_unused
+from hooks.backend.pysrc import Module, Sources
+from hooks.backend.tune import check_referenced, check_tune
+from hooks.backend.vendor import Vendor
+from hooks.findings import Finding
+
+UNUSED = "CUSTOMIZED_UNUSED_OPS"
+
+
+def _check_ops(v: Vendor, init: Module | None) -> None:
+    """Ops in either form, then the unused list the form uses."""
+    ops_mod = v.module(v.folder / "ops" / "__init__.py") if (v.folder / "ops").is_dir() else None
+    documented = ops_mod is not None and getattr(
+        ops_mod.bindings.get("get_specific_ops"), "kind", None) == "def"
+    if ops_mod is not None and documented:
+        check_documented(v, v.folder / "ops", ops_mod)
+    elif ops_mod is not None:
+        v.implemented |= check_package(v, v.folder / "ops")
+    if (v.folder / "fused" / "__init__.py").is_file():
+        v.implemented |= check_package(v, v.folder / "fused")
+    if init is not None:
+        check_arch(v, init)
+    if documented or init is None:
+        return  # the documented form keeps its unused list in get_unused_ops()
+    binding = init.bindings.get(UNUSED)
+    path = v.folder / "__init__.py"
+    if binding is None:
+        v.add("unused-ops-missing", path, 0, f"{UNUSED} is not defined; FlagGems reads it from "
+              f"every vendor (write {UNUSED} = () if nothing is disabled)")
+    else:
+        check_unused(v, path, getattr(binding.node, "value", None), binding.line, aten_allowed=False)
+
+
+def python_files(folder: Path) -> list[str]:
+    """Every .py file under `folder` (os.walk: pathlib's rglob is several times slower here)."""
+    out: list[str] = []
+    for directory, subdirs, files in os.walk(folder):
+        subdirs[:] = [d for d in subdirs if d != "__pycache__"]
+        out.extend(os.path.join(directory, f) for f in files if f.endswith(".py"))
+    return sorted(out)
+
+
+def check_vendor(repo: Path, folder: Path, sources: Sources,
+                 context: FlagGemsContext | None = None) -> list[Finding]:
+    """All findings for the vendor folder `folder` (absolute), paths relative to `repo`."""
+    v = Vendor(repo=repo, folder=folder, sources=sources, context=context)
+    check_folder(v)
+    init = v.module(folder / "__init__.py")
+    if init is not None:
+        check_descriptor(v, init)
+    _check_ops(v, init)
+    if (folder / "heuristics_config_utils.py").is_file():
+        check_heuristics(v, folder / "heuristics_config_utils.py")
+    tune = folder / "tune_configs.yaml"
+    if tune.is_file():
+        keys = check_tune(v, tune)
+        if context is not None:
+            check_referenced(v, tune, keys, python_files(folder))
+    return v.findings

@@ -1,0 +1,102 @@
+"""What a FlagGems source tree tells the backend rules: generic ops, vendors enum, tune keys.
+
+Found by walking up from the backend root (FlagGems keeps vendors in
+`src/flag_gems/runtime/backend/`) or given as a path (`--flaggems`, config
+`flaggems.package_root`). Read with regular expressions over text on purpose: the generic
+tree has hundreds of files and the whole check must stay under a second.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Where each piece lives, relative to the `flag_gems` package directory (issue 4: configurable
+# through the package root; the relative layout is FlagGems' own and stable since 2025-01).
+LAYOUT = {
+    "registry": "__init__.py",
+    "ops": "ops",
+    "fused": "fused",
+    "vendors": "runtime/common.py",
+}
+
+_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+_FULL_ENTRY = re.compile(r"\(\s*[\"']([\w.]+)[\"']\s*,\s*([\w.]+)")
+STRING_RE = re.compile(r"(?<![\w])[rbuRBU]?[\"']([A-Za-z_]\w*)[\"']")
+FSTRING_PREFIX_RE = re.compile(r"(?<![\w])[fF][\"']([A-Za-z_]\w*)\{")
+
+
+@dataclass
+class FlagGemsContext:
+    """The generic registry and vendors list; `package` is the flag_gems directory."""
+
+    package: Path
+    full_config: dict[str, str] = field(default_factory=dict)  # aten name -> function name
+    generic_functions: frozenset[str] = frozenset()
+    vendors: frozenset[str] | None = None  # None: common.py missing or unreadable
+    strings: frozenset[str] = frozenset()  # every identifier-like string literal in the tree
+    prefixes: tuple[str, ...] = ()  # constant heads of f-strings (f"mha_block_{n}")
+
+
+def find_package(root: Path) -> Path | None:
+    """The flag_gems package dir above `root` (it has runtime/common.py), if any."""
+    for parent in [root, *root.parents]:
+        if (parent / LAYOUT["vendors"]).is_file() and (parent / LAYOUT["registry"]).is_file():
+            return parent
+    return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def read_vendors(path: Path) -> frozenset[str] | None:
+    """Lower-cased member names of `class vendors(Enum)` (what get_all_vendors() returns)."""
+    try:
+        tree = ast.parse(_read(path))
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "vendors":
+            names = {
+                target.id.lower()
+                for stmt in node.body if isinstance(stmt, ast.Assign)
+                for target in stmt.targets if isinstance(target, ast.Name)
+            }
+            return frozenset(names)
+    return None
+
+
+def load_context(package: Path, backend_root: Path | None = None) -> FlagGemsContext:
+    """Scan the FlagGems package once; vendor folders under `backend_root` are left out."""
+    ctx = FlagGemsContext(package=package)
+    registry = _read(package / LAYOUT["registry"])
+    ctx.full_config = {aten: func.rsplit(".", 1)[-1] for aten, func in _FULL_ENTRY.findall(registry)}
+    functions: set[str] = set(ctx.full_config.values())
+    strings: set[str] = set()
+    prefixes: set[str] = set()
+    skip = str(backend_root.resolve()) if backend_root is not None else None
+    generic = {str(package / LAYOUT["ops"]), str(package / LAYOUT["fused"])}
+    for directory, subdirs, files in os.walk(package):
+        # vendor folders are checked as vendors, not read as generic code
+        subdirs[:] = [d for d in subdirs if d != "__pycache__" and os.path.join(directory, d) != skip]
+        in_generic = any(directory == g or directory.startswith(g + os.sep) for g in generic)
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            text = _read(Path(directory, name))
+            strings.update(STRING_RE.findall(text))
+            prefixes.update(FSTRING_PREFIX_RE.findall(text))
+            if in_generic:
+                functions.update(_DEF.findall(text))
+    ctx.generic_functions = frozenset(functions)
+    ctx.strings = frozenset(strings)
+    ctx.prefixes = tuple(sorted(prefixes))
+    ctx.vendors = read_vendors(package / LAYOUT["vendors"])
+    return ctx

@@ -1,0 +1,53 @@
+"""The state one vendor folder's checks share: where it is, caches, context and findings."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hooks.backend.context import FlagGemsContext
+from hooks.backend.pysrc import Module, Sources
+from hooks.backend.rules import make
+from hooks.findings import Finding
+
+FOLDER_RE = re.compile(r"^_[a-z][a-z0-9_]*$")
+IDENT_RE = re.compile(r"^[A-Za-z_]\w*$")
+
+
+@dataclass
+class Vendor:
+    """One `_<vendor>` folder under check; rules append to `findings`."""
+
+    repo: Path
+    folder: Path
+    sources: Sources
+    context: FlagGemsContext | None = None
+    findings: list[Finding] = field(default_factory=list)
+    implemented: set[str] = field(default_factory=set)  # function names the vendor exports
+    implemented_aten: set[str] = field(default_factory=set)  # documented form: aten names
+
+    @property
+    def vendor(self) -> str:
+        return self.folder.name[1:] if self.folder.name.startswith("_") else self.folder.name
+
+    def rel(self, path: Path) -> str:
+        """`path` relative to the repository, with forward slashes (findings' contract)."""
+        try:
+            return path.relative_to(self.repo).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def add(self, rule: str, path: Path, line: int, message: str) -> None:
+        self.findings.append(make(rule, self.rel(path), line, message))
+
+    def module(self, path: Path) -> Module | None:
+        """Parse `path`; a syntax error is reported once here and None returned."""
+        mod = self.sources.module(path)
+        if mod is not None and mod.error is not None:
+            if not any(f.rule == "python-syntax" and f.path == self.rel(path) for f in self.findings):
+                line, msg = mod.error
+                self.add("python-syntax", path, line, f"does not parse: {msg}; fix the syntax "
+                         "(FlagGems fails at import otherwise)")
+            return None
+        return mod

@@ -1,0 +1,195 @@
+"""The one git runner: pinned settings, a clean environment, an explicit repository path.
+
+Every git call in hooks/ goes through `run`. Patch bytes are a contract (DESIGN.md), so nothing
+from the caller's environment may reach git: inherited GIT_* variables are dropped (a hook runs
+with GIT_DIR/GIT_INDEX_FILE of the outer repository set, and GIT_DIFF_OPTS changes diff bytes),
+and the settings that change diff or mail bytes are pinned with `-c`. Commands that must not see
+user configuration at all (patch generation in a scratch repository) pass `isolated=True`.
+
+Tested on git 2.39.5. Version-dependent flags used elsewhere: `mailinfo --quoted-cr` (2.34),
+`format.encodeEmailHeaders` (2.31); unknown `-c` keys are ignored by older git.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from hooks.errors import UsageError
+
+# Settings that change format-patch / diff / apply output or behaviour. Command-line flags in
+# hooks/generate.py pin the same things again where git has a flag, because a flag beats config.
+PINNED_CONFIG: tuple[tuple[str, str], ...] = (
+    ("core.abbrev", "40"),
+    ("core.quotePath", "true"),
+    ("core.attributesFile", os.devnull),
+    ("core.autocrlf", "false"),
+    ("core.safecrlf", "false"),
+    ("core.commentChar", "#"),
+    ("core.hooksPath", os.devnull),
+    ("core.fsync", "none"),
+    ("color.ui", "false"),
+    ("diff.renames", "true"),
+    ("diff.renameLimit", "1000"),
+    ("diff.noprefix", "false"),
+    ("diff.mnemonicPrefix", "false"),
+    ("diff.relative", "false"),
+    ("diff.context", "3"),
+    ("diff.interHunkContext", "0"),
+    ("diff.algorithm", "myers"),
+    ("diff.indentHeuristic", "true"),
+    ("diff.suppressBlankEmpty", "false"),
+    ("diff.submodule", "short"),
+    ("diff.ignoreSubmodules", "none"),
+    ("format.signOff", "false"),
+    ("format.numbered", "auto"),
+    ("format.thread", "false"),
+    ("format.coverLetter", "false"),
+    ("format.subjectPrefix", "PATCH"),
+    ("format.useAutoBase", "false"),
+    ("format.encodeEmailHeaders", "true"),
+    ("format.forceInBodyFrom", "false"),
+    ("format.notes", "false"),
+    ("i18n.commitEncoding", "UTF-8"),
+    ("i18n.logOutputEncoding", "UTF-8"),
+    ("log.showSignature", "false"),
+    ("mailinfo.scissors", "false"),
+    ("am.keepcr", "true"),
+    ("apply.whitespace", "nowarn"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("advice.detachedHead", "false"),
+    ("init.defaultBranch", "main"),
+)
+
+# Inherited variables kept: they say where git itself lives or how to reach remotes, never
+# what a command outputs.
+KEEP_GIT_ENV = frozenset({"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS"})
+
+
+class GitError(UsageError):
+    """A git command failed; carries the command, return code, stdout and stderr."""
+
+    def __init__(self, cmd: Sequence[str], rc: int, stdout: bytes, stderr: bytes) -> None:
+        self.cmd = list(cmd)
+        self.rc = rc
+        self.stdout = stdout
+        self.stderr = stderr
+        err = stderr.decode("utf-8", "replace").strip()
+        super().__init__(f"git {' '.join(cmd)} failed (exit {rc}): {err or '(no message)'}")
+
+
+def clean_env(extra: Mapping[str, str] | None = None, *, isolated: bool = False) -> dict[str, str]:
+    """The process environment minus inherited GIT_* variables, plus `extra`."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GIT_") or k in KEEP_GIT_ENV}
+    env["LC_ALL"] = "C"
+    env["LANGUAGE"] = "C"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_NO_REPLACE_OBJECTS"] = "1"
+    if isolated:
+        # user and system config must not change patch bytes; -c pins then say what we want
+        env["GIT_CONFIG_GLOBAL"] = os.devnull
+        env["GIT_CONFIG_NOSYSTEM"] = "1"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def command(args: Sequence[str], *, git_dir: Path | None = None) -> list[str]:
+    """The argv for `git args`, with pinned config, optionally against an explicit git dir."""
+    argv = ["git"]
+    for key, value in PINNED_CONFIG:
+        argv += ["-c", f"{key}={value}"]
+    if git_dir is not None:
+        argv += ["--git-dir", str(git_dir)]
+    return argv + list(args)
+
+
+def run(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    git_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    isolated: bool = False,
+    check: bool = True,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run git in `cwd` (never the process cwd); raise GitError on failure when `check`."""
+    proc = subprocess.run(
+        command(args, git_dir=git_dir),
+        cwd=str(cwd),
+        env=clean_env(env, isolated=isolated),
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    if check and proc.returncode != 0:
+        raise GitError(args, proc.returncode, proc.stdout, proc.stderr)
+    return proc
+
+
+def out(args: Sequence[str], *, cwd: Path, **kwargs: object) -> str:
+    """stdout of a successful git command as text, trailing newline removed."""
+    proc = run(args, cwd=cwd, **kwargs)  # type: ignore[arg-type]
+    return proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+
+
+def toplevel(path: Path) -> Path:
+    """The working-tree root of the repository containing `path`; UsageError if none."""
+    if not path.is_dir():
+        raise UsageError(f"{path}: no such directory")
+    proc = run(["rev-parse", "--show-toplevel"], cwd=path, check=False)
+    if proc.returncode != 0:
+        raise UsageError(
+            f"{path}: not inside a git repository",
+            hint="run flagbot inside the repository, or pass -C PATH",
+        )
+    top = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    if not top:
+        raise UsageError(f"{path}: inside a bare repository or .git directory; need a working tree")
+    return Path(top)
+
+
+def common_dir(repo: Path) -> Path:
+    """The repository's common git directory (shared by all its worktrees), absolute."""
+    text = out(["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=repo)
+    return Path(text)
+
+
+def object_dir(repo: Path) -> Path:
+    """The repository's object directory, absolute."""
+    return Path(out(["rev-parse", "--path-format=absolute", "--git-path", "objects"], cwd=repo))
+
+
+def resolve_commit(repo: Path, rev: str, *, what: str = "commit") -> str:
+    """Full id of `rev` as a commit; UsageError naming `what` if unknown or ambiguous."""
+    proc = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],
+               cwd=repo, check=False)
+    if proc.returncode == 0:
+        return proc.stdout.decode().strip()
+    probe = run(["rev-parse", "--verify", "--end-of-options", rev], cwd=repo, check=False)
+    err = probe.stderr.decode("utf-8", "replace")
+    if "ambiguous" in err:
+        raise UsageError(f"{what} {rev!r} is ambiguous in {repo}",
+                         hint="give more hex digits of the commit id")
+    raise UsageError(f"{what} {rev!r} is not a commit in {repo}",
+                     hint="check the id (git log --oneline), or fetch the missing history")
+
+
+def is_ancestor(repo: Path, older: str, newer: str) -> bool:
+    """Whether commit `older` is an ancestor of (or equal to) `newer`."""
+    proc = run(["merge-base", "--is-ancestor", older, newer], cwd=repo, check=False)
+    if proc.returncode not in (0, 1):
+        raise GitError(["merge-base", "--is-ancestor", older, newer], proc.returncode,
+                       proc.stdout, proc.stderr)
+    return proc.returncode == 0
+
+
+def has_object(repo: Path, oid: str) -> bool:
+    """Whether the object `oid` exists in the repository."""
+    return run(["cat-file", "-e", oid], cwd=repo, check=False).returncode == 0

@@ -1,0 +1,167 @@
+"""`hardwares/hetero.txt`: parse, canonical format, merge, and the check (DESIGN.md "Patch files").
+
+One line per base, `<base8>: DEV1 DEV2 ...`, devices sorted and unique, lines sorted by base,
+`#` comments and blank lines allowed. Comments stay attached to the entry below them, so
+rewriting a file in canonical order never drops or moves a comment away from what it explains.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hooks.devices import DEVICE_RE
+from hooks.findings import ERROR, Finding
+
+HETERO_NAME = "hetero.txt"
+BASE8_RE = re.compile(r"[0-9a-f]{8}")
+
+
+class HeteroError(Exception):
+    """hetero.txt cannot be parsed; `line` is 1-based."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+@dataclass
+class Entry:
+    """One base and its devices, with the comment/blank lines written just above it."""
+
+    base: str
+    devices: list[str]
+    line: int = 0
+    leading: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        return f"{self.base}: {' '.join(sorted(set(self.devices)))}"
+
+
+@dataclass
+class Hetero:
+    """A parsed hetero.txt: entries in file order plus comment lines after the last entry."""
+
+    entries: list[Entry]
+    trailing: list[str] = field(default_factory=list)
+
+    def devices_for(self, base8: str) -> list[str]:
+        """Devices listed for `base8` (union of duplicate lines), sorted."""
+        found = {d for e in self.entries if e.base == base8 for d in e.devices}
+        return sorted(found)
+
+
+def parse(text: str) -> Hetero:
+    """Parse hetero.txt text; raise HeteroError naming the first bad line."""
+    entries: list[Entry] = []
+    pending: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            pending.append(raw.rstrip())
+            continue
+        key, sep, rest = line.partition(":")
+        key = key.strip()
+        if not sep or not BASE8_RE.fullmatch(key):
+            raise HeteroError(f"{raw!r} is not '<base8>: DEV1 DEV2 ...' (base = 8 lower-case hex)",
+                              number)
+        devices = rest.split()
+        if not devices:
+            raise HeteroError(f"base {key} lists no devices", number)
+        for dev in devices:
+            if not DEVICE_RE.fullmatch(dev):
+                raise HeteroError(f"{dev!r} is not a device name like A_X100", number)
+        entries.append(Entry(key, devices, number, pending))
+        pending = []
+    return Hetero(entries, pending)
+
+
+def format_hetero(doc: Hetero) -> str:
+    """Canonical text: entries sorted by base, duplicates merged, devices sorted and unique."""
+    merged: dict[str, Entry] = {}
+    for entry in doc.entries:
+        if entry.base in merged:
+            have = merged[entry.base]
+            have.devices = sorted(set(have.devices) | set(entry.devices))
+            have.leading = have.leading + entry.leading
+        else:
+            merged[entry.base] = Entry(entry.base, sorted(set(entry.devices)), entry.line,
+                                       list(entry.leading))
+    lines: list[str] = []
+    for base in sorted(merged):
+        lines += merged[base].leading
+        lines.append(merged[base].render())
+    lines += doc.trailing
+    while lines and not lines[-1].strip():
+        lines.pop()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def merge(text: str, base8: str, devices: Iterable[str]) -> str:
+    """`text` in canonical form with `devices` added to the line of `base8`."""
+    doc = parse(text)
+    doc.entries.append(Entry(base8, list(devices)))
+    return format_hetero(doc)
+
+
+def patch_rel(hardwares: str, device: str, base8: str) -> str:
+    """Repository-relative path of a device's patch for a base."""
+    return f"{hardwares}/{device}/{base8}/{base8}.patch"
+
+
+def check_hetero(repo: Path, hardwares: str = "hardwares") -> list[Finding]:
+    """hetero.txt is canonical and every listed device has its base's patch (working tree only)."""
+    rel = f"{hardwares}/{HETERO_NAME}"
+    path = repo / rel
+    if not path.is_file():
+        return []
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return [Finding(rel, 0, ERROR, "hetero-format", f"cannot read: {exc}")]
+    try:
+        doc = parse(text)
+    except HeteroError as exc:
+        return [Finding(rel, exc.line, ERROR, "hetero-format",
+                        f"{exc}; fix the line (format '<base8>: DEV1 DEV2')")]
+    findings = _order_findings(rel, text, doc)
+    for entry in doc.entries:
+        for dev in entry.devices:
+            if not (repo / patch_rel(hardwares, dev, entry.base)).is_file():
+                findings.append(Finding(
+                    rel, entry.line, ERROR, "hetero-missing-patch",
+                    f"{dev} is listed for base {entry.base} but "
+                    f"{patch_rel(hardwares, dev, entry.base)} does not exist; add that patch "
+                    f"(flagbot patch --device-type {dev} --base-commit-id {entry.base}) "
+                    "or remove the device from the line"))
+    return findings
+
+
+def _order_findings(rel: str, text: str, doc: Hetero) -> list[Finding]:
+    """Findings for a file that parses but is not in canonical form."""
+    canonical = format_hetero(doc)
+    if text == canonical:
+        return []
+    findings: list[Finding] = []
+    seen: set[str] = set()
+    previous = ""
+    for entry in doc.entries:
+        if entry.base in seen:
+            findings.append(Finding(rel, entry.line, ERROR, "hetero-duplicate",
+                                    f"base {entry.base} is listed twice; merge the lines"))
+        elif entry.base < previous:
+            findings.append(Finding(rel, entry.line, ERROR, "hetero-order",
+                                    f"base {entry.base} comes after {previous}; sort lines by base"))
+        seen.add(entry.base)
+        previous = max(previous, entry.base)
+    if not findings:
+        first = next((i + 1 for i, (a, b) in enumerate(zip(text.splitlines(),
+                      canonical.splitlines(), strict=False)) if a != b), 0)
+        findings.append(Finding(rel, first, ERROR, "hetero-format",
+                                "not in canonical form ('<base8>: DEV1 DEV2' with devices sorted "
+                                "and unique, one space after ':', one final newline)"))
+    return findings

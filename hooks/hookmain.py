@@ -1,0 +1,42 @@
+"""The exit-code funnel for hook console scripts, which pre-commit runs without `flagbot`.
+
+`flagbot <command>` maps errors in hooks/cli.py; a console script such as
+`flagbot-check-vendor-backend` calls the module's `main` directly, where an uncaught exception
+would exit 1 ("check failed"). Every hook's `main` goes through `guarded` instead.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from hooks.config import ConfigError, load_config
+from hooks.errors import EXIT_USAGE, FlagbotError, UsageError
+
+
+def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Sequence[str] | None,
+            cwd: str | None, prog: str) -> int:
+    """Run `body(argv, cwd)`: expected errors print one message, a crash prints a traceback; 2."""
+    try:
+        return body(argv, cwd)
+    except FlagbotError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except Exception:  # a crash must never read as "check failed" (1)
+        traceback.print_exc()
+        print(f"{prog}: internal error (a bug in flagbot); please report it with the traceback "
+              "above", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def configured_folder(repo: Path, given: str | None, key: str) -> str:
+    """`given`, else `key` (backends / hardwares) from .github/flagbot.yml, else its default."""
+    if given:
+        return given
+    try:
+        return str(getattr(load_config(repo), key))
+    except ConfigError as exc:
+        raise UsageError(f"{repo / '.github/flagbot.yml'}: {exc}",
+                         hint=f"fix the file or pass --{'root' if key == 'backends' else key} DIR") from exc

@@ -1,0 +1,199 @@
+"""Apply a series mail by mail into an index, rebuild its commits, and compare with the source.
+
+`git am` semantics without a work tree: for each mail, `mailinfo -b -u` (keep non-PATCH
+bracket tags, re-encode to UTF-8, keep CR), `apply --cached` (no whitespace fixing, no fuzz),
+`write-tree`, `commit-tree` with the mail's author and date. The committer is the author, at the
+author date, so the rebuilt commits are the same on every machine and need no user identity.
+Applying whole multi-mail files at once is wrong on current git when a file is added and later
+deleted in the series, hence one mail at a time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hooks import patchfile
+from hooks.patchfile import Mail
+from hooks.scratch import GitDir
+
+MAILINFO = ("mailinfo", "-b", "-u", "--no-scissors", "--quoted-cr=nowarn")
+_FAILED_AT = re.compile(r"patch failed: (.+):(\d+)$", re.M)
+_PATH_ERR = re.compile(r"^error: (.+?): (does not exist in index|already exists in index|"
+                       r"patch does not apply|does not match index|wrong type)", re.M)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One mail applied: the rebuilt commit, its tree and the message git am would record."""
+
+    commit: str
+    tree: str
+    message: bytes
+    mail: Mail
+
+
+class ApplyFailed(Exception):
+    """Mail `number` (1-based) did not apply; `line` is the line in the whole patch file."""
+
+    def __init__(self, number: int, line: int, path: str, detail: str) -> None:
+        where = f" to {path}" if path else ""
+        super().__init__(f"mail {number}{where} does not apply: {detail}")
+        self.number = number
+        self.line = line
+        self.path = path
+        self.detail = detail
+
+
+def parse_info(text: bytes) -> dict[str, str]:
+    """The `Key: value` lines mailinfo prints (Author, Email, Subject, Date)."""
+    info: dict[str, str] = {}
+    for line in text.decode("utf-8", "surrogateescape").splitlines():
+        key, sep, value = line.partition(": ")
+        if sep:
+            info[key] = value
+    return info
+
+
+def am_message(subject: str, body: bytes) -> bytes:
+    """The message git am records: subject, blank line, body, through stripspace."""
+    return patchfile.stripspace(subject.encode("utf-8", "surrogateescape") + b"\n\n" + body)
+
+
+def _failure(number: int, mail: Mail, stderr: bytes) -> ApplyFailed:
+    err = stderr.decode("utf-8", "replace")
+    path, old_line = "", None
+    hit = _FAILED_AT.search(err)
+    if hit:
+        path, old_line = hit.group(1), int(hit.group(2))
+    else:
+        other = _PATH_ERR.search(err)
+        if other:
+            path = other.group(1)
+    offset = patchfile.locate_hunk(mail.data, path, old_line) if path else 0
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    return ApplyFailed(number, mail.line + offset, path, "; ".join(lines[:4]) or "git apply failed")
+
+
+def apply_mail(gd: GitDir, number: int, mail: Mail, parent: str) -> Applied:
+    """Apply one mail on top of the index (which holds `parent`'s tree) and commit it."""
+    msg_file, patch_file = gd.tmp / "am-msg", gd.tmp / "am-patch"
+    info = parse_info(gd.run([*MAILINFO, str(msg_file), str(patch_file)], stdin=mail.data).stdout)
+    if not patch_file.stat().st_size:
+        raise ApplyFailed(number, mail.line, "", "the mail has no diff")
+    proc = gd.run(["apply", "--cached", str(patch_file)], check=False)
+    if proc.returncode != 0:
+        raise _failure(number, mail, proc.stderr)
+    tree = gd.out(["write-tree"])
+    message = am_message(info.get("Subject", ""), msg_file.read_bytes())
+    who = {"NAME": info.get("Author", ""), "EMAIL": info.get("Email", ""),
+           "DATE": info.get("Date", "")}
+    env = {f"GIT_{role}_{key}": value for role in ("AUTHOR", "COMMITTER")
+           for key, value in who.items()}
+    commit = gd.run(["commit-tree", tree, "-p", parent], stdin=message, env=env).stdout
+    return Applied(commit.decode().strip(), tree, message, mail)
+
+
+def apply_series(gd: GitDir, base: str, mails: list[Mail]) -> list[Applied]:
+    """Apply every mail in order on BASE; raise ApplyFailed at the first that does not apply."""
+    gd.run(["read-tree", base])
+    applied: list[Applied] = []
+    parent = base
+    for number, mail in enumerate(mails, start=1):
+        step = apply_mail(gd, number, mail, parent)
+        applied.append(step)
+        parent = step.commit
+    return applied
+
+
+def tree_differences(gd: GitDir, left: str, right: str, hardwares: str) -> list[str]:
+    """Paths whose mode or blob differ between two trees, hardwares/ ignored."""
+    out = gd.run(["diff-tree", "-r", "--no-renames", "--name-status", "-z", left, right,
+                  "--", f":(exclude,top,literal){hardwares}"]).stdout
+    parts = out.split(b"\0")
+    return [f"{parts[i].decode()} {parts[i + 1].decode('utf-8', 'replace')}"
+            for i in range(0, len(parts) - 1, 2)]
+
+
+@dataclass(frozen=True)
+class MailResult:
+    """One mail applied to a partial index: who git am would record, and the message."""
+
+    mail: Mail
+    info: dict[str, str]
+    message: bytes
+
+
+def touched_paths(mails: list[Mail]) -> set[str]:
+    """Both sides of every `diff --git` header in the series (renames touch two paths)."""
+    paths: set[str] = set()
+    for mail in mails:
+        for line in mail.data.split(b"\n"):
+            if line.startswith(b"diff --git "):
+                paths.update(patchfile.header_paths(line))
+            else:
+                path = patchfile.line_path(line)
+                if path is not None:
+                    paths.add(path)
+    return paths
+
+
+def tree_entries(gd: GitDir, tree: str) -> dict[str, bytes]:
+    """path -> `mode type oid` of every entry of a tree, recursively (one ls-tree call)."""
+    out: dict[str, bytes] = {}
+    for record in gd.run(["ls-tree", "-r", "-z", "--full-tree", tree]).stdout.split(b"\0"):
+        if record:
+            meta, _, path = record.partition(b"\t")
+            out[path.decode("utf-8", "surrogateescape")] = meta
+    return out
+
+
+def apply_partial(gd: GitDir, base_entries: dict[str, bytes], mails: list[Mail]) -> list[MailResult]:
+    """Apply every mail to an index holding only BASE's entries for the touched paths.
+
+    A partial index keeps a 20,000-file repository's check to the ~150 files a vendor patch
+    touches: apply only ever reads the index entries of the paths in the diff headers.
+    """
+    touched = touched_paths(mails)
+    lines = [base_entries[p] + b"\t" + p.encode("utf-8", "surrogateescape") + b"\0"
+             for p in sorted(touched) if p in base_entries]
+    gd.index.unlink(missing_ok=True)
+    gd.run(["update-index", "-z", "--index-info"], stdin=b"".join(lines))
+    results: list[MailResult] = []
+    msg_file, patch_file = gd.tmp / "am-msg", gd.tmp / "am-patch"
+    for number, mail in enumerate(mails, start=1):
+        info = parse_info(gd.run([*MAILINFO, str(msg_file), str(patch_file)],
+                                 stdin=mail.data).stdout)
+        if not patch_file.stat().st_size:
+            raise ApplyFailed(number, mail.line, "", "the mail has no diff")
+        proc = gd.run(["apply", "--cached", str(patch_file)], check=False)
+        if proc.returncode != 0:
+            raise _failure(number, mail, proc.stderr)
+        results.append(MailResult(mail, info, am_message(info.get("Subject", ""),
+                                                         msg_file.read_bytes())))
+    return results
+
+
+def partial_differences(gd: GitDir, base_entries: dict[str, bytes], cur: str, touched: set[str],
+                        changed: set[str]) -> list[str]:
+    """Paths where BASE + patch (partial index) differs from CUR, among touched/changed paths."""
+    result: dict[str, bytes] = {}
+    for record in gd.run(["ls-files", "-s", "-z"]).stdout.split(b"\0"):
+        if record:
+            meta, _, path = record.partition(b"\t")
+            mode, oid, _stage = meta.split(b" ")
+            kind = b"commit" if mode == b"160000" else b"blob"
+            result[path.decode("utf-8", "surrogateescape")] = b" ".join((mode, kind, oid))
+    want = {p: m for p, m in tree_entries_for(gd, cur, touched | changed).items()}
+    diffs = []
+    for path in sorted(touched | changed):
+        got = result.get(path) if path in touched else base_entries.get(path)
+        if got != want.get(path):
+            diffs.append(path)
+    return diffs
+
+
+def tree_entries_for(gd: GitDir, tree: str, paths: set[str]) -> dict[str, bytes]:
+    """Entries of `tree` for the given paths only."""
+    every = tree_entries(gd, tree)
+    return {p: every[p] for p in paths if p in every}

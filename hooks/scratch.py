@@ -1,0 +1,100 @@
+"""A throw-away git directory that reads the repository's objects but never writes to it.
+
+Generation and verification run in a temporary bare git dir whose object store lists the
+repository's object directory as an alternate, with a temporary index. New objects (applied
+blobs, trees, commits) land in the temporary store; the user's refs, index, config, hooks,
+attributes and working files are never opened for writing. The directory is removed on exit,
+also on Ctrl-C (the `with` block's cleanup runs on KeyboardInterrupt).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+from hooks import git
+
+
+@dataclass
+class GitDir:
+    """A git directory plus an index file: the target of plumbing commands (no work tree)."""
+
+    git_dir: Path
+    index: Path
+    cwd: Path
+    tmp: Path  # where scratch files (mailinfo output) go; never a work tree
+
+
+    def run(self, args: Sequence[str], *, stdin: bytes | None = None,
+            env: Mapping[str, str] | None = None,
+            check: bool = True) -> subprocess.CompletedProcess[bytes]:
+        """Run git against this directory and index, with user configuration shut out."""
+        full_env = {"GIT_INDEX_FILE": str(self.index)}
+        if env:
+            full_env.update(env)
+        return git.run(args, cwd=self.cwd, git_dir=self.git_dir, env=full_env, stdin=stdin,
+                       isolated=True, check=check)
+
+    def out(self, args: Sequence[str], *, stdin: bytes | None = None) -> str:
+        """stdout of a successful command as text without the trailing newline."""
+        return self.run(args, stdin=stdin).stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+
+
+def repo_facts(repo: Path) -> tuple[Path, Path, str]:
+    """(common git dir, object dir, object format) of the repository, in one git call."""
+    text = git.out(["rev-parse", "--path-format=absolute", "--git-common-dir",
+                    "--git-path", "objects", "--show-object-format"], cwd=repo)
+    common, objects, fmt = text.split("\n")
+    return Path(common), Path(objects), fmt
+
+
+def init_git_dir(path: Path, *, alternates: Path | None, object_format: str = "sha1") -> None:
+    """Write a minimal bare git directory at `path` (no git process needed)."""
+    (path / "objects" / "info").mkdir(parents=True)
+    (path / "objects" / "pack").mkdir()
+    (path / "refs" / "heads").mkdir(parents=True)
+    (path / "refs" / "tags").mkdir()
+    (path / "HEAD").write_text("ref: refs/heads/main\n")
+    version = "0" if object_format == "sha1" else "1"
+    config = f"[core]\n\trepositoryformatversion = {version}\n\tbare = true\n"
+    if object_format != "sha1":
+        config += f"[extensions]\n\tobjectformat = {object_format}\n"
+    (path / "config").write_text(config)
+    if alternates is not None:
+        (path / "objects" / "info" / "alternates").write_text(f"{alternates}\n")
+
+
+class Scratch:
+    """Context manager: a temporary git dir borrowing `repo`'s objects; removed on exit."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self.gd: GitDir | None = None
+        self.root = Path()
+
+    def __enter__(self) -> GitDir:
+        common, objects, fmt = repo_facts(self.repo)
+        self._tmp = tempfile.TemporaryDirectory(prefix="flagbot-")
+        try:
+            self.root = Path(self._tmp.name)
+            gdir = self.root / "git"
+            init_git_dir(gdir, alternates=objects, object_format=fmt)
+            if (common / "shallow").is_file():
+                # keep the shallow boundary, or walks past it would hit missing parents
+                shutil.copyfile(common / "shallow", gdir / "shallow")
+            self.gd = GitDir(gdir, self.root / "index", self.root, self.root)
+            return self.gd
+        except BaseException:
+            self._tmp.cleanup()
+            raise
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()

@@ -1,0 +1,102 @@
+"""Accuracy of one kernel on one case: several seeds against torch in float64, cast back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kernels.spec import Case, OpSpec
+from kernels.tolerances import tolerance
+
+
+@dataclass
+class AccuracyCase:
+    """The outcome of one (dtype, case, seed): errors, tolerance, and any exception."""
+
+    dtype: str
+    case: str
+    seed: int
+    ok: bool
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's `accuracy.cases[]` entry."""
+        return dict(self.__dict__)
+
+
+def upcast(value: Any) -> Any:
+    """float64 copies of floating tensors (the reference precision); other values as they are."""
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.to(torch.float64)
+    return value
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """`float16` for torch.float16."""
+    return str(dtype).removeprefix("torch.")
+
+
+def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float,
+            atol: float) -> tuple[bool, float, float, str | None]:
+    """(ok, max abs err, max rel err, problem). rel err = |a - e| / (|e| + atol)."""
+    if actual.shape != expected.shape:
+        return False, float("nan"), float("nan"), (
+            f"shape {tuple(actual.shape)}, expected {tuple(expected.shape)}")
+    if actual.dtype != expected.dtype:
+        return False, float("nan"), float("nan"), f"dtype {actual.dtype}, expected {expected.dtype}"
+    a, e = actual.to(torch.float64), expected.to(torch.float64)
+    diff = (a - e).abs()
+    diff = torch.where(torch.isnan(a) & torch.isnan(e), torch.zeros_like(diff), diff)
+    bad = torch.isnan(diff) | (diff > atol + rtol * e.abs())
+    if diff.numel() == 0:
+        return True, 0.0, 0.0, None
+    finite = torch.nan_to_num(diff, nan=float("inf"))
+    max_abs = float(finite.max())
+    max_rel = float((finite / (e.abs() + atol)).max())
+    count = int(bad.sum())
+    problem = f"{count} of {diff.numel()} elements outside tolerance" if count else None
+    return count == 0, max_abs, max_rel, problem
+
+
+def check_case(spec: OpSpec, fn: Callable[..., torch.Tensor], case: Case, dtype: torch.dtype,
+               device: torch.device, seed: int) -> AccuracyCase:
+    """Run `fn` and the float64 reference on fresh inputs from `seed`; never raises."""
+    tol = tolerance(spec.name, dtype, spec.reduce_size(case))
+    result = AccuracyCase(dtype=dtype_name(dtype), case=case.id, seed=seed, ok=False,
+                          rtol=tol.rtol, atol=tol.atol)
+    gen = torch.Generator(device=device).manual_seed(seed)
+    args, kwargs = spec.make_inputs(case, dtype, device, gen)
+    try:
+        expected = spec.reference(*[upcast(a) for a in args], **kwargs).to(dtype)
+        actual = fn(*args, **kwargs)
+    except Exception as exc:  # a raising kernel is a per-case result, never the end of the run
+        result.error = f"{type(exc).__name__}: {exc}"
+        return result
+    if not isinstance(actual, torch.Tensor):
+        result.error = f"returned {type(actual).__name__}, expected a tensor"
+        return result
+    result.ok, result.max_abs_err, result.max_rel_err, result.error = compare(
+        actual, expected, tol.rtol, tol.atol)
+    return result
+
+
+def check_op(spec: OpSpec, fn: Callable[..., torch.Tensor], cases: Sequence[Case],
+             dtypes: Sequence[torch.dtype], device: torch.device,
+             seeds: Sequence[int]) -> list[AccuracyCase]:
+    """Every (dtype, case, seed) of one op; stops an op early only after a raising kernel."""
+    results: list[AccuracyCase] = []
+    for dtype in dtypes:
+        for case in cases:
+            for seed in seeds:
+                outcome = check_case(spec, fn, case, dtype, device, seed)
+                results.append(outcome)
+                if outcome.error and outcome.max_abs_err is None:
+                    break  # the kernel raised: other seeds would raise the same way
+    return results

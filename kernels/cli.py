@@ -1,0 +1,131 @@
+"""`flagbot kernels check|import`: exit 0 ok, 1 a gate failed, 2 usage or environment error."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
+          "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16"}
+
+
+def prepare_environment() -> None:
+    """Without a CUDA device, run kernels on Triton's interpreter (must precede any @jit)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    # The interpreter evaluates masked-off lanes too (numpy warns about their -inf - -inf);
+    # those lanes are never stored, so the warnings are noise to a vendor reading the log.
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module="triton.runtime.interpreter")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="flagbot kernels", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    check = sub.add_parser("check", help="accuracy, performance and gates of a backend's ops")
+    check.add_argument("--backend", required=True, help="backend folder, e.g. backends/_nvidia")
+    check.add_argument("--ops", help="comma-separated op names (generic or aten); default all")
+    check.add_argument("--dtypes", help="comma-separated: float32,float16,bfloat16 (fp32...)")
+    check.add_argument("--shapes", choices=("ci", "full", "auto"), default="auto",
+                       help="ci = tiny (CPU), full = device sizes; auto = full on a GPU")
+    check.add_argument("--seeds", type=int, default=3, help="random inputs per case (default 3)")
+    check.add_argument("--json", help="write the report (schema flagbot.kernels.report/1)")
+    check.add_argument("--markdown", help="write the PR-comment table")
+    check.add_argument("--min-speedup", type=float, default=1.30,
+                       help="override gate: speedup vs the generic kernel (default 1.30)")
+    check.add_argument("--min-native-fraction", type=float, default=0.80,
+                       help="new-op gate: speed as a fraction of torch native (default 0.80)")
+    check.add_argument("--min-spread", type=float, default=0.02,
+                       help="smallest +- band around a speedup for the near verdict (0.02)")
+    check.add_argument("--strict", action="store_true", help="a near-threshold verdict fails")
+    imp = sub.add_parser("import", help="copy a FlagGems-layout backend folder into backends/")
+    imp.add_argument("source", help="a _<vendor> folder (FlagGems runtime/backend/_<vendor>)")
+    imp.add_argument("--dest", default="backends", help="where backends live (default backends)")
+    return parser
+
+
+def _resolve(path: str, cwd: str | None) -> Path:
+    return Path(cwd or os.getcwd()) / path
+
+
+def _options(args: argparse.Namespace) -> object:
+    import torch
+
+    from kernels.check import CheckOptions, can_measure
+    from kernels.gates import Thresholds
+
+    dtypes = None
+    if args.dtypes:
+        names = [n.strip() for n in args.dtypes.split(",") if n.strip()]
+        unknown = [n for n in names if n not in DTYPES]
+        if unknown:
+            raise ValueError(f"--dtypes: unknown {unknown}; use {', '.join(sorted(set(DTYPES)))}")
+        dtypes = [getattr(torch, DTYPES[n]) for n in names]
+    if args.seeds < 1:
+        raise ValueError("--seeds must be at least 1")
+    if min(args.min_speedup, args.min_native_fraction) <= 0 or args.min_spread < 0:
+        raise ValueError("thresholds must be positive (and --min-spread not negative)")
+    shapes = args.shapes if args.shapes != "auto" else ("full" if can_measure() else "ci")
+    return CheckOptions(
+        shapes=shapes, ops=[o.strip() for o in args.ops.split(",")] if args.ops else None,
+        dtypes=dtypes, seeds=tuple(range(args.seeds)),
+        thresholds=Thresholds(args.min_speedup, args.min_native_fraction, args.min_spread),
+        near_fails=args.strict)
+
+
+def run_check(args: argparse.Namespace, argv: Sequence[str], cwd: str | None) -> int:
+    """Load, check, report; the exit code follows the verdicts."""
+    from kernels import report
+    from kernels.check import CheckOptions
+    from kernels.check import run_check as check
+    from kernels.loader import BackendLoadError, BackendMissing, load_backend
+
+    try:
+        options = _options(args)
+    except ValueError as exc:
+        print(f"flagbot kernels: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    assert isinstance(options, CheckOptions)
+    path = _resolve(args.backend, cwd)
+    ops: list[dict[str, object]] = []
+    code, error, backend = EXIT_OK, None, None
+    try:
+        backend = load_backend(path)
+        ops, code = check(backend, options)
+    except BackendMissing as exc:
+        error, code = str(exc), EXIT_USAGE
+    except BackendLoadError as exc:
+        error, code = str(exc), EXIT_FAILED
+    doc = report.build(argv, options, report.backend_info(backend, str(path), error), ops, code)
+    table = report.markdown(doc)
+    print(table, end="")
+    if error:
+        print(f"flagbot kernels: error: {error}", file=sys.stderr)
+    if args.json:
+        report.write_json(doc, _resolve(args.json, cwd))
+    if args.markdown:
+        target = _resolve(args.markdown, cwd)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(table, encoding="utf-8")
+    return code
+
+
+def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
+    """Entry point of `flagbot kernels` and `python -m kernels`."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = _parser().parse_args(args_list)
+    except SystemExit as exc:  # argparse: --help exits 0, bad flags exit 2
+        return int(exc.code or 0)
+    prepare_environment()
+    if args.command == "import":
+        from kernels.importer import import_backend
+
+        return import_backend(_resolve(args.source, cwd), _resolve(args.dest, cwd))
+    return run_check(args, ["kernels", *args_list], cwd)

@@ -1,0 +1,45 @@
+"""`kernels import SRC`: copy a FlagGems-layout backend folder into backends/, then load it.
+
+Never overwrites: an existing destination is an error naming the next step (remove or rename
+it yourself), because a vendor's local edits there would otherwise be lost.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from kernels.loader import BackendLoadError, BackendMissing, load_backend
+
+REQUIRED = ("__init__.py", "heuristics_config_utils.py", "tune_configs.yaml", "ops/__init__.py")
+
+
+def import_backend(source: Path, dest_root: Path) -> int:
+    """Copy `source` (a _<vendor> folder) to `dest_root/<name>`; 0 ok, 1 broken, 2 usage."""
+    missing = [f for f in REQUIRED if not (source / f).is_file()]
+    if not source.is_dir() or not source.name.startswith("_"):
+        print(f"flagbot kernels import: {source}: not a _<vendor> folder; pass e.g. "
+              "src/flag_gems/runtime/backend/_myvendor", file=sys.stderr)
+        return 2
+    if missing:
+        print(f"flagbot kernels import: {source}: missing {', '.join(missing)} (FlagGems "
+              "layout; copy backends/_template for the smallest complete backend)",
+              file=sys.stderr)
+        return 2
+    target = dest_root / source.name
+    if target.exists():
+        print(f"flagbot kernels import: {target} exists; nothing copied. Remove or rename it "
+              "first if you mean to replace it", file=sys.stderr)
+        return 2
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    try:
+        backend = load_backend(target)
+    except (BackendMissing, BackendLoadError) as exc:
+        print(f"flagbot kernels import: copied to {target}, but it does not load: {exc}",
+              file=sys.stderr)
+        return 1
+    names = ", ".join(f"{op.name} ({op.kind})" for op in backend.ops) or "none"
+    print(f"imported {source} -> {target}: ops {names}\n"
+          f"next: flagbot kernels check --backend {target}")
+    return 1 if any(op.error for op in backend.ops) else 0

@@ -1,0 +1,1 @@
+"""Generic Triton operators, one module per op; `kernels.registry.OPS` lists them."""

@@ -1,0 +1,52 @@
+"""The one table of operators the harness knows: name -> spec. A new op is one module + one line.
+
+Walked by tests/kernels/test_registry.py. Specs with `generic=None` are ops the library has no
+kernel for: a backend that brings one is gated as a new op against torch native.
+"""
+
+from __future__ import annotations
+
+from kernels.ops import (
+    add,
+    gelu,
+    layer_norm,
+    log_softmax,
+    mean,
+    mm,
+    mul,
+    rms_norm,
+    silu,
+    softmax,
+)
+from kernels.ops import sum as sum_op
+from kernels.spec import OpSpec
+
+OPS: dict[str, OpSpec] = {
+    "add": add.SPEC,
+    "mul": mul.SPEC,
+    "gelu": gelu.SPEC,
+    "silu": silu.SPEC,
+    "softmax": softmax.SPEC,
+    "layer_norm": layer_norm.SPEC,
+    "rms_norm": rms_norm.SPEC,
+    "sum": sum_op.SPEC,
+    "mean": mean.SPEC,
+    "mm": mm.SPEC,
+    "log_softmax": log_softmax.SPEC,
+}
+
+
+def by_aten_name() -> dict[str, OpSpec]:
+    """aten name (with and without overload) -> spec; the overload-less form only if unique."""
+    table: dict[str, OpSpec] = {}
+    for spec in OPS.values():
+        for aten in spec.aten:
+            table[aten] = spec
+            table.setdefault(aten.split(".")[0], spec)
+    return table
+
+
+def lookup(name: str) -> OpSpec | None:
+    """A spec by generic name, aten name (`softmax.int`) or `aten::`-prefixed aten name."""
+    name = name.removeprefix("aten::")
+    return OPS.get(name) or by_aten_name().get(name)

@@ -1,0 +1,125 @@
+"""The check's report: a versioned, self-describing JSON document and a compact Markdown table.
+
+Schema: docs/kernels-report-schema.md. Bump SCHEMA_VERSION on any change a reader must know of.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy
+import torch
+import triton
+
+from kernels import __version__, timing
+from kernels.backend_utils import interpreted
+from kernels.check import CheckOptions
+from kernels.loader import Backend
+
+SCHEMA = "flagbot.kernels.report"
+SCHEMA_VERSION = 1
+
+
+def environment() -> dict[str, Any]:
+    """Versions, interpreter mode and the device (null without a GPU)."""
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "numpy": numpy.__version__,
+        "platform": platform.platform(),
+        "interpreter": interpreted(),
+        "device": timing.device_metadata(),
+    }
+
+
+def backend_info(backend: Backend | None, path: str, error: str | None) -> dict[str, Any]:
+    """The report's `backend` object."""
+    if backend is None:
+        return {"path": path, "form": None, "vendor_name": None, "device_name": None,
+                "unused_ops": [], "error": error}
+    return {"path": str(backend.path), "form": backend.form, "vendor_name": backend.vendor_name,
+            "device_name": backend.device_name, "unused_ops": backend.unused_ops, "error": error}
+
+
+def build(argv: Sequence[str], options: CheckOptions, backend: dict[str, Any],
+          ops: list[dict[str, Any]], exit_code: int) -> dict[str, Any]:
+    """The whole JSON document."""
+    counts: dict[str, int] = {}
+    for op in ops:
+        counts[op["verdict"]["status"]] = counts.get(op["verdict"]["status"], 0) + 1
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "flagbot kernels", "version": __version__},
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": list(argv),
+        "environment": environment(),
+        "options": {
+            "shapes": options.shapes,
+            "ops": options.ops,
+            "dtypes": None if options.dtypes is None else
+            [str(d).removeprefix("torch.") for d in options.dtypes],
+            "seeds": list(options.seeds),
+            "thresholds": dict(options.thresholds.__dict__),
+            "near_fails": options.near_fails,
+        },
+        "backend": backend,
+        "ops": ops,
+        "summary": {"verdicts": counts, "exit_code": exit_code},
+    }
+
+
+def write_json(report: dict[str, Any], path: Path) -> None:
+    """Write the report (parents created); indent for humans, sorted for stable diffs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _worst_error(op: dict[str, Any]) -> float | None:
+    errs = [c["max_rel_err"] for c in op["accuracy"]["cases"] if c.get("max_rel_err") is not None]
+    return float(max(errs)) if errs else None
+
+
+def _speed_cell(op: dict[str, Any]) -> str:
+    perf = op["performance"]
+    if perf["status"] != "measured":
+        return str(perf["status"])
+    value = op["verdict"]["value"]
+    vs = "vs generic" if op["kind"] == "override" else "vs native"
+    return f"{value['median']:.2f}x {vs}" if value else "-"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """A compact table for a PR comment: one row per op, then one line per failing reason."""
+    env, dev = report["environment"], report["environment"]["device"]
+    where = dev["name"] if dev else "CPU (Triton interpreter; performance not measured)"
+    b = report["backend"]
+    lines = [
+        f"**flagbot kernels check** `{b['path']}` ({b.get('vendor_name') or '?'}) on {where}",
+        f"torch {env['torch']}, triton {env['triton']}, shapes `{report['options']['shapes']}`,"
+        f" exit {report['summary']['exit_code']}",
+        "",
+        "| op | kind | accuracy | max rel err | speed | verdict |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for op in report["ops"]:
+        acc = op["accuracy"]
+        n_ok = sum(c["ok"] for c in acc["cases"])
+        lines.append(f"| {op['op']} | {op['kind']} | {n_ok}/{len(acc['cases'])} | "
+                     f"{_fmt(_worst_error(op), '.1e')} | {_speed_cell(op)} | "
+                     f"**{op['verdict']['status']}** |")
+    notes = [f"- `{op['op']}`: {op['verdict']['reason']}" for op in report["ops"]
+             if op["verdict"]["status"] not in ("pass", "unmeasured")]
+    if b.get("error"):
+        notes.insert(0, f"- backend: {b['error']}")
+    return "\n".join(lines + ([""] + notes if notes else [])) + "\n"

@@ -1,0 +1,80 @@
+"""Pulls API: pull requests, their files (from the bare repository) and commits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from testing.github_emulator import gitstore, rest
+from testing.github_emulator.server import Reply, Request, invalid, not_found
+from testing.github_emulator.state import Issue, RepoState, iso
+
+MAX_FILES = 3000  # GitHub lists at most 3000 files of a PR
+
+
+def get_pull_issue(req: Request) -> Issue:
+    """The PR named by the route's `number` (404 for a plain issue or a missing number)."""
+    it = req.rs.issues.get(int(req.params["number"]))
+    if it is None or not it.is_pull:
+        raise not_found()
+    return it
+
+
+def pull_json(req: Request, rs: RepoState, it: Issue) -> dict[str, Any]:
+    """The full REST pull object for `it`."""
+    head = req.emu.state.repo(it.head_repo)
+    head_repo = head.repo if head is not None else rs.repo
+    st = req.emu.state
+    return rest.pull(req.emu.urls, rs, it, head_repo, st.pr_files(rs, it), st.pr_commits(rs, it))
+
+
+def list_pulls(req: Request) -> Reply:
+    """GET /repos/{o}/{r}/pulls: filters state (default open), head (owner:ref) and base."""
+    rs, want = req.rs, req.query.get("state", "open")
+    items = []
+    for it in rs.issues.values():
+        if not it.is_pull or (want != "all" and it.state != want):
+            continue
+        if "base" in req.query and it.base_ref != req.query["base"]:
+            continue
+        if "head" in req.query and f"{it.head_repo.split('/')[0]}:{it.head_ref}" != req.query["head"]:
+            continue
+        items.append(pull_json(req, rs, it))
+    return req.paginate(items)
+
+
+def get_pull(req: Request) -> Reply:
+    """GET /repos/{o}/{r}/pulls/{n}."""
+    return Reply(200, pull_json(req, req.rs, get_pull_issue(req)))
+
+
+def update_pull(req: Request) -> Reply:
+    """PATCH /repos/{o}/{r}/pulls/{n}: title, body, state, base."""
+    rs, it, body = req.rs, get_pull_issue(req), req.body_dict()
+    if "base" in body:
+        sha = gitstore.rev_parse(rs.repo.bare_path, f"refs/heads/{body['base']}")
+        if sha is None:
+            raise invalid(f"base branch {body['base']!r} does not exist", "PullRequest", "base")
+        it.base_ref, it.base_sha = str(body["base"]), sha
+    if body.get("state") in ("open", "closed"):
+        it.state = str(body["state"])
+    if "title" in body:
+        it.title = str(body["title"])
+    if "body" in body:
+        it.body = body["body"]
+    it.updated_at = iso()
+    return Reply(200, pull_json(req, rs, it))
+
+
+def list_files(req: Request) -> Reply:
+    """GET /repos/{o}/{r}/pulls/{n}/files: git diff base...head, paginated, capped at 3000."""
+    rs, it = req.rs, get_pull_issue(req)
+    files = req.emu.state.pr_files(rs, it)[:MAX_FILES]
+    u, repo = req.emu.urls, rs.repo
+    return req.paginate(files, lambda f: rest.pull_file(u, repo, it.head_sha, f))
+
+
+def list_commits(req: Request) -> Reply:
+    """GET /repos/{o}/{r}/pulls/{n}/commits: base..head, oldest first."""
+    rs, it = req.rs, get_pull_issue(req)
+    commits = gitstore.log_commits(rs.repo.bare_path, f"{it.base_sha}..{it.head_sha}")
+    return req.paginate([rest.commit(req.emu.urls, rs.repo, c) for c in commits])

@@ -1,0 +1,3 @@
+from .heuristics_config_utils import HEURISTICS_CONFIGS
+
+__all__ = ["HEURISTICS_CONFIGS"]

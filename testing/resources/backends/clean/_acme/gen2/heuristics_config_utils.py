@@ -1,0 +1,5 @@
+HEURISTICS_CONFIGS = {
+    "mm": {
+        "EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0,
+    },
+}

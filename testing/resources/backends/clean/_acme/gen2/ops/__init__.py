@@ -1,0 +1,3 @@
+from .mm import mm
+
+__all__ = ["mm"]

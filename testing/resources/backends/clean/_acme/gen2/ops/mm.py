@@ -1,0 +1,2 @@
+def mm(a, b):
+    return a @ b

@@ -1,0 +1,8 @@
+from .add import add, add_
+from .softmax import softmax
+
+__all__ = [
+    "add",
+    "add_",
+    "softmax",
+]

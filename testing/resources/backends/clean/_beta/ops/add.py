@@ -1,0 +1,2 @@
+def add(x, y, alpha=1):
+    return x + alpha * y

@@ -1,0 +1,2 @@
+def softmax(x, dim, dtype=None):
+    return x.softmax(dim)

@@ -1,0 +1,2 @@
+def cumsum(x, dim):
+    return x.cumsum(dim)

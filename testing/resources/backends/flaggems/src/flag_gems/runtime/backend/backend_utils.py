@@ -1,0 +1,1 @@
+# VendorDescriptor lives here in FlagGems; not needed by the checker

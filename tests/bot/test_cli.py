@@ -1,0 +1,139 @@
+"""`flagbot serve` (real gunicorn, 2 workers, in-process consumer) and `flagbot worker` options."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from bot.ledger import SqliteLedger
+from bot.settings import Settings
+from hooks.cli import main
+from tests.bot.core_support import (
+    ROOT,
+    flagbot_cmd,
+    free_port,
+    make_settings,
+    payload,
+    post,
+    subprocess_env,
+    wait_for,
+)
+from tests.bot.test_metrics import sample
+
+
+class Served:
+    """A `flagbot serve` subprocess and its URL."""
+
+    def __init__(self, settings: Settings, *args: str, env_extra: dict[str, str] | None = None,
+                 bind: bool = True) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        extra = ["--bind", f"127.0.0.1:{self.port}"] if bind else []
+        env = subprocess_env(settings, **(env_extra or {}))
+        if not bind:
+            env["PORT"] = str(self.port)
+        self.log = settings.state_dir.parent / "serve.log"
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(
+            flagbot_cmd("serve", "--handlers", "tests.bot.core_support", *extra, *args),
+            env=env, cwd=ROOT, stdout=self.log.open("w"), stderr=subprocess.STDOUT)
+        try:
+            wait_for(self._up, 30, "flagbot serve to answer /healthz")
+        except BaseException:
+            self.stop()
+            raise
+
+    def _up(self) -> bool:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"flagbot serve exited:\n{self.log.read_text()}")
+        try:
+            return requests.get(self.url + "/healthz", timeout=1).status_code in (200, 503)
+        except requests.RequestException:  # gunicorn listens before its workers have booted
+            return False
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()  # serve asks Linux to TERM its gunicorn child when serve dies
+            raise
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Served, Settings]]:
+    settings = make_settings(tmp_path / "state")
+    srv = Served(settings, "--lease-seconds", "5")
+    yield srv, settings
+    srv.stop()
+
+
+def test_serve_runs_gunicorn_and_the_consumer_to_done(served, tmp_path: Path) -> None:
+    srv, settings = served
+    ids = [f"s-{i}" for i in range(20)]
+    for i in ids:
+        assert post(srv.url, payload(dir=str(tmp_path)), delivery=i).status_code == 202
+    led = SqliteLedger(settings.state_dir / "ledger.db")
+    wait_for(lambda: all(led.get(i).status == "done" for i in ids), 20, "all deliveries done")
+    assert sorted((tmp_path / "effects.log").read_text().split()) == sorted(ids)
+    # the counters of both gunicorn workers and of the consumer process add up on one scrape
+    text = requests.get(srv.url + "/metrics", timeout=5).text
+    assert sample(text, "flagbot_deliveries_total", event="pull_request", outcome="queued") == 20
+    assert sample(text, "flagbot_deliveries_total", event="pull_request", outcome="done") == 20
+    assert sample(text, "flagbot_ledger_deliveries", status="done") == 20
+
+
+def test_serve_uses_two_gunicorn_workers(served) -> None:
+    srv, _ = served
+    children = subprocess.run(["pgrep", "-P", str(srv.proc.pid)], capture_output=True, text=True)
+    (master,) = children.stdout.split()
+    workers = subprocess.run(["pgrep", "-P", master], capture_output=True, text=True)
+    assert len(workers.stdout.split()) == 2
+
+
+def test_serve_starts_on_a_fresh_machine_without_github_settings(tmp_path: Path) -> None:
+    settings = Settings(state_dir=tmp_path / "fresh" / ".flagbot")  # no secret, no app id
+    srv = Served(settings, bind=False)  # PORT from the environment
+    try:
+        health = requests.get(srv.url + "/healthz", timeout=5)
+        assert health.status_code == 200 and "GITHUB_APP_ID" in health.json()["checks"]["config"]
+        r = post(srv.url, payload(), secret="anything")
+        assert r.status_code == 401 and "GITHUB_WEBHOOK_SECRET" in r.json()["error"]
+    finally:
+        assert srv.stop() == 0
+    log = srv.log.read_text()
+    assert "not configured: GITHUB_WEBHOOK_SECRET" in log and "GITHUB_APP_ID" in log
+
+
+def test_serve_exits_2_when_gunicorn_cannot_bind(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        settings = make_settings(tmp_path / "state")
+        started = time.monotonic()
+        done = subprocess.run(
+            flagbot_cmd("serve", "--handlers", "tests.bot.core_support", "--bind",
+                        f"127.0.0.1:{port}"),
+            env=subprocess_env(settings), cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "gunicorn exited" in done.stderr
+    assert time.monotonic() - started < 30
+
+
+def test_worker_with_an_unknown_handlers_module_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["worker", "--handlers", "no.such.module"]) == 2
+    assert "handlers module no.such.module" in capsys.readouterr().err
+
+
+def test_worker_rejects_bad_retry_delays(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["worker", "--handlers", "tests.bot.core_support", "--retry-delays", "soon"]
+    assert main(args) == 2
+    assert "--retry-delays" in capsys.readouterr().err

@@ -1,0 +1,141 @@
+"""Replays: the same delivery twice changes nothing the second time; `flagbot replay` prints actions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.handlers import HANDLERS, features, run_delivery, wants
+from bot.replay import main
+from hooks.cli import main as cli_main
+from tests.bot.handlers_support import clean_backend, deliver, missing_patch_lines, open_pr
+
+
+def test_second_run_of_same_delivery_writes_nothing(emu, settings, repo) -> None:
+    pr = open_pr(emu, repo, {"hardwares/A_X100/README.md": "x\n", "torch/csrc/acc/Module.cpp": "// z\n",
+                             "hardwares/hetero.txt": missing_patch_lines(60), **clean_backend("_amd")})
+    first = deliver(emu, settings, repo, pr["number"])
+    assert first["actions"]
+    emu.reset_calls()
+    second = deliver(emu, settings, repo, pr["number"])
+    assert emu.writes() == []
+    assert second["actions"] == []
+    assert second["writes"] == {"flagbot / patches": "unchanged", "flagbot / backends": "unchanged",
+                                "summary": "unchanged"}
+
+
+def test_replay_cli_acts_on_github_and_prints_actions(emu, settings, repo, tmp_path, monkeypatch, capsys) -> None:
+    pr = open_pr(emu, repo, {"hardwares/B_Y100/x.md": "x\n"})
+    payload = tmp_path / "payload.json"
+    payload.write_text(json.dumps(emu.payload(event="pull_request", action="opened", repo=repo, number=pr["number"])))
+    for key, value in {"GITHUB_APP_ID": emu.app_id, "GITHUB_PRIVATE_KEY": emu.private_key_pem,
+                       "GITHUB_API_URL": emu.url, "FLAGBOT_STATE_DIR": str(tmp_path / "st"),
+                       "FLAGBOT_WRITE_SPACING_S": "0"}.items():
+        monkeypatch.setenv(key, value)
+    assert main([str(payload), "--event", "pull_request"]) == 0
+    out = capsys.readouterr().out
+    assert "label.add pr=1 names=['vendor: B_Y100']" in out
+    assert emu.issue_labels(repo, pr["number"]) == ["vendor: B_Y100"]
+
+
+def clone(emu, repo, tmp_path: Path) -> Path:
+    dest = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "-q", repo.clone_url, str(dest)], check=True)
+    subprocess.run(["git", "-C", str(dest), "fetch", "-q", "origin", "+refs/pull/*/head:refs/remotes/pr/*"], check=True)
+    return dest
+
+
+def test_dry_run_uses_local_checkout_and_writes_nothing_to_github(emu, repo, tmp_path, capsys) -> None:
+    open_pr(emu, repo, {"hardwares/hetero.txt": missing_patch_lines(2), "torch_fl/x.py": "y = 1\n"})
+    checkout = clone(emu, repo, tmp_path)
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps(emu.payload(event="pull_request", action="synchronize", repo=repo, number=1)))
+    emu.reset_calls()
+    code = main([str(payload), "--event", "pull_request", "--repo", str(checkout), "--dry-run"])
+    out = capsys.readouterr().out
+    assert code == 1  # the patches check fails: hetero.txt lists patches that do not exist
+    assert emu.calls == []
+    assert "would do" in out and "label.add pr=1 names=['module: PrivateUse1']" in out
+    assert "hardwares/hetero.txt:2: failure: [hetero-missing-patch]" in out
+    assert subprocess.run(["git", "-C", str(checkout), "status", "--porcelain"], capture_output=True,
+                          text=True).stdout == ""
+
+
+def test_dry_run_reads_config_from_the_working_tree(emu, repo, tmp_path, capsys) -> None:
+    open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
+    checkout = clone(emu, repo, tmp_path)
+    (checkout / ".github").mkdir()
+    (checkout / ".github/flagbot.yml").write_text("labels:\n  vendor:\n    pattern: 'hw: {device}'\n")
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps(emu.payload(event="pull_request", action="opened", repo=repo, number=1)))
+    assert main([str(payload), "--event", "pull_request", "--repo", str(checkout), "--dry-run"]) == 0
+    assert "names=['hw: A_X100']" in capsys.readouterr().out
+
+
+def test_unhandled_action_is_reported_and_exits_zero(emu, repo, tmp_path, capsys) -> None:
+    open_pr(emu, repo, {"x.md": "x\n"})
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps(emu.payload(event="pull_request", action="closed", repo=repo, number=1)))
+    assert main([str(payload), "--event", "pull_request", "--dry-run"]) == 0
+    assert "nothing to do" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("action,changes,wanted", [
+    ("opened", None, True), ("synchronize", None, True), ("reopened", None, True),
+    ("ready_for_review", None, True), ("edited", {"base": {"ref": {"from": "old"}}}, True),
+    ("edited", {"title": {"from": "x"}}, False), ("closed", None, False), ("labeled", None, False),
+])
+def test_wants_pull_request_actions_and_only_base_edits(action, changes, wanted) -> None:
+    payload = {"action": action, **({"changes": changes} if changes else {})}
+    assert wants("pull_request", payload) is wanted
+
+
+def test_wants_nothing_for_events_without_a_handler() -> None:
+    assert not wants("issue_comment", {"action": "created"})
+    assert not wants("pull_request", [])  # type: ignore[arg-type]
+
+
+def test_every_registered_handler_and_feature_has_help() -> None:
+    assert HANDLERS and all(h.help for h in HANDLERS.values())
+    assert [name for name, text in features() if not text] == []
+
+
+def test_flagbot_replay_command_is_wired(emu, repo, tmp_path, capsys) -> None:
+    open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
+    checkout = clone(emu, repo, tmp_path)
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps(emu.payload(event="pull_request", action="opened", repo=repo, number=1)))
+    assert cli_main(["-C", str(checkout), "replay", str(payload), "--event", "pull_request", "--dry-run"]) == 0
+    assert "names=['vendor: A_X100']" in capsys.readouterr().out
+
+
+def test_broken_payload_file_is_a_usage_error(tmp_path, capsys) -> None:
+    bad = tmp_path / "p.json"
+    bad.write_text("{not json")
+    assert cli_main(["replay", str(bad), "--event", "pull_request", "--dry-run"]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_delivery_for_an_older_head_changes_nothing(emu, settings, repo) -> None:
+    pr = open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
+    old = emu.payload(event="pull_request", action="opened", repo=repo, number=pr["number"])
+    emu.push_commit(repo, branch="feature", files={"src/core.py": "x = 9\n"}, delete=["hardwares/A_X100/x.md"])
+    emu.update_pull_head(repo, pr["number"])
+    deliver(emu, settings, repo, pr["number"], action="synchronize")
+    emu.reset_calls()
+    result = run_delivery(settings, "late", "pull_request", old)
+    assert result["superseded_by"] != old["pull_request"]["head"]["sha"]
+    assert emu.writes() == []
+    assert emu.issue_labels(repo, pr["number"]) == []
+
+
+def test_real_replay_without_app_credentials_is_a_usage_error(tmp_path, monkeypatch, capsys) -> None:
+    for key in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH"):
+        monkeypatch.delenv(key, raising=False)
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps({"action": "opened", "pull_request": {}}))
+    assert cli_main(["replay", str(payload), "--event", "pull_request"]) == 2
+    assert "GITHUB_APP_ID" in capsys.readouterr().err

@@ -1,0 +1,125 @@
+"""check-backend: one broken backend per rule, clean backends in both forms, the CLI surface."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from hooks import check_vendor_backend as cvb
+from hooks.backend.rules import RULES
+from hooks.findings import ERROR
+from testing.backend_corpus import BROKEN, CLEAN, broken_rules, build_case, build_clean
+
+
+def test_every_rule_has_a_broken_backend() -> None:
+    assert broken_rules() == sorted(RULES)
+
+
+@pytest.mark.parametrize("rule", broken_rules())
+def test_broken_backend_reports_its_rule(rule: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root, folder = build_case(rule, tmp_path)
+    rc = cvb.main([folder, "--root", root, "--format", "json"], cwd=str(tmp_path))
+    doc = json.loads(capsys.readouterr().out)
+    assert rule in {f["rule"] for f in doc["findings"]}
+    assert rc == (1 if RULES[rule][0] == ERROR else 0)
+
+
+@pytest.mark.parametrize("context", [False, True], ids=["plain", "in-flaggems"])
+def test_clean_backends_in_both_forms_pass(context: bool, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    root = build_clean(tmp_path, context=context)
+    assert cvb.main(["--all", "--root", root], cwd=str(tmp_path)) == 0
+    assert "2 vendor folder(s): 0 error(s), 0 warning(s)" in capsys.readouterr().out
+
+
+def test_text_output_is_path_line_severity_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root, folder = build_case("tune-schema", tmp_path)
+    assert cvb.main(["--all", "--root", root], cwd=str(tmp_path)) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (f"{folder}/tune_configs.yaml:8: error: [tune-schema] add: num_warps must be "
+                     "a power of two, got 6")
+
+
+def test_yaml_duplicate_key_names_both_lines(tmp_path: Path) -> None:
+    _, folder = build_case("yaml-duplicate-key", tmp_path)
+    [dup] = [f for f in cvb.check_backends(tmp_path, [folder]) if f.rule == "yaml-duplicate-key"]
+    assert dup.line == 9 and "num_warps (first at line 8)" in dup.message
+
+
+def test_library_checks_all_folders_under_configured_root(tmp_path: Path) -> None:
+    build_clean(tmp_path / "vendors")
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github/flagbot.yml").write_text("backends: vendors/backends\n")
+    shutil.copytree(BROKEN / "all-duplicate" / "files", tmp_path / "vendors/backends/_acme",
+                    dirs_exist_ok=True)
+    findings = cvb.check_backends(tmp_path)
+    assert {f.rule for f in findings} == {"all-duplicate"}
+    assert all(f.path.startswith("vendors/backends/_acme/") for f in findings)
+
+
+def test_files_outside_the_root_are_ignored(tmp_path: Path) -> None:
+    build_clean(tmp_path)
+    (tmp_path / "README.md").write_text("x")
+    assert cvb.main(["README.md", "backends/_acme/ops/add.py"], cwd=str(tmp_path)) == 0
+
+
+def test_unknown_folder_is_a_usage_error(tmp_path: Path) -> None:
+    assert cvb.main(["--all", "--root", "nope"], cwd=str(tmp_path)) == 0
+    with pytest.raises(Exception, match="no such vendor folder"):
+        cvb.check_backends(tmp_path, ["backends/_missing"])
+
+
+def test_staged_mode_outside_git_is_a_usage_error(tmp_path: Path) -> None:
+    assert cvb.main([], cwd=str(tmp_path)) == 2
+
+
+def test_clean_check_never_imports_torch(tmp_path: Path) -> None:
+    import subprocess
+
+    code = ("import sys; from hooks.check_vendor_backend import main; "
+            f"rc = main(['--all', '--root', {str(CLEAN)!r}]); "
+            "sys.exit(10 + rc if 'torch' in sys.modules else rc)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_unknown_aten_name_is_reported_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hooks import aten_ops
+
+    monkeypatch.setenv("FLAGBOT_NO_TORCH", "1")
+    aten_ops.torch_ops.cache_clear()
+    _, folder = build_case("aten-name", tmp_path)
+    [finding] = [f for f in cvb.check_backends(tmp_path, [folder]) if f.rule == "aten-name"]
+    assert "add.Tensor" in finding.message  # the suggestion comes from the shipped list
+    aten_ops.torch_ops.cache_clear()
+
+
+def test_shipped_aten_list_matches_regeneration_from_installed_torch(tmp_path: Path) -> None:
+    from hooks import aten_ops
+
+    pytest.importorskip("torch")
+    count = aten_ops.regenerate(tmp_path / "aten_ops.txt")
+    fresh = (tmp_path / "aten_ops.txt").read_text().splitlines()[2:]
+    assert count == len(fresh) > 1000
+    assert frozenset(fresh) == aten_ops.shipped_ops(), "run: python -m hooks.aten_ops --regenerate"
+
+
+def test_flagbot_command_runs_with_dash_c(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from hooks import cli
+
+    root, _ = build_case("descriptor-unknown-arg", tmp_path)
+    assert cli.main(["-C", str(tmp_path), "check-backend", "--all", "--root", root]) == 1
+    assert "[descriptor-unknown-arg] VendorDescriptor has no field 'fp32_enabled'" in capsys.readouterr().out
+
+
+def test_parallel_jobs_give_the_same_findings(tmp_path: Path) -> None:
+    build_clean(tmp_path)
+    for rule in ("all-duplicate", "tune-schema", "heuristics-shape"):
+        _, folder = build_case(rule, tmp_path / rule)
+        shutil.move(tmp_path / rule / folder, tmp_path / "backends" / f"_{rule.replace('-', '_')}")
+    serial = cvb.check_backends(tmp_path, None, jobs=1)
+    assert serial == cvb.check_backends(tmp_path, None, jobs=2)
+    assert {f.rule for f in serial} >= {"all-duplicate", "tune-schema", "heuristics-shape"}

@@ -1,0 +1,3 @@
+from .rows import softmax, sum_dim
+
+__all__ = ["softmax", "sum_dim"]
