@@ -60,6 +60,7 @@ def one_run(emu: Emulator, repo: object, url: str, files: dict[str, str | bytes]
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; exit 1 when unspaced writes miss the 2 s target."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--files", type=int, default=300)

@@ -100,6 +100,7 @@ def build(cache: Path) -> Path:
     git(repo, "init", "-q", "-b", "main")
     t0 = time.perf_counter()
     git(repo, "fast-import", "--quiet", input=fast_import_stream(rng))
+    git(repo, "repack", "-adf", "-q")  # fast-import packs are not what gc/clone leave behind
     git(repo, "reset", "-q", "--hard", "main")
     git(repo, "tag", "base")
     git(repo, "checkout", "-q", "-b", "vendor")
@@ -129,9 +130,10 @@ def timed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tupl
     return wall, usage.ru_maxrss
 
 
-def settle() -> None:
+def settle(pause: float = 0.3) -> None:
+    """Let writeback of the previous run finish (dropping caches needs root we do not have)."""
     os.sync()
-    time.sleep(0.3)
+    time.sleep(pause)
 
 
 def flagbot(*args: str) -> list[str]:
@@ -170,10 +172,17 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--dir", type=Path, default=ROOT / ".bench/patch")
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--build-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rebuild:
         shutil.rmtree(args.dir, ignore_errors=True)
-    repo = build(args.dir)
+    if args.build_only:
+        build(args.dir)
+        return 0
+    # built in a child process: a forked child inherits the parent's peak RSS, and the
+    # generator holds 200 MB; the measuring process stays small
+    subprocess.run([sys.executable, __file__, "--build-only", "--dir", str(args.dir)], check=True)
+    repo = args.dir / "repo"
     base, cur = git(repo, "rev-parse", "base"), git(repo, "rev-parse", "vendor")
     tmp = args.dir / "tmp"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -186,12 +195,26 @@ def main() -> int:
     fp, prim = interleave(args.rounds, lambda: timed(flagbot(*pargs), ROOT, env),
                           lambda: timed(primitive_patch(repo, base, cur), repo, env))
 
+    sys.path.insert(0, str(ROOT))
+    from hooks import patch_cmd
+
+    def library() -> tuple[float, int]:
+        t0 = time.perf_counter()
+        patch_cmd.make_patch(repo, ["A_X100"], base, cur)
+        return time.perf_counter() - t0, 0
+
+    lib, start = interleave(args.rounds, library, lambda: timed(flagbot("--version"), ROOT, env))
+    ob, oc = git(repo, "rev-parse", "orphan-base"), git(repo, "rev-parse", "orphan-vendor")
+    oargs = ["-C", str(repo), "patch", "--device-type", "B_Y100", "--base-commit-id", ob,
+             "--current-commit-id", oc]
+    deep, flat = interleave(args.rounds, lambda: timed(flagbot(*pargs), ROOT, env),
+                            lambda: timed(flagbot(*oargs), ROOT, env))
     build_dir = repo / "build/A_X100/repo"
     wt = tmp / "wt"
 
     def ours() -> tuple[float, int]:
         shutil.rmtree(build_dir, ignore_errors=True)
-        settle()
+        settle(1.5)
         return timed(flagbot("-C", str(repo), "unpatch", "--device-type", "A_X100",
                              "--commit-id", base[:8]), ROOT, env)
 
@@ -200,33 +223,32 @@ def main() -> int:
                        capture_output=True)
         shutil.rmtree(wt, ignore_errors=True)
         git(repo, "worktree", "prune")
-        settle()
+        settle(1.5)
         return timed(primitive_unpatch(base, patch, wt), repo, env)
 
     fu, wu = interleave(args.rounds, ours, theirs)
-    ob, oc = git(repo, "rev-parse", "orphan-base"), git(repo, "rev-parse", "orphan-vendor")
-    oargs = ["-C", str(repo), "patch", "--device-type", "B_Y100", "--base-commit-id", ob,
-             "--current-commit-id", oc]
-    flat, _ = interleave(args.rounds, lambda: timed(flagbot(*oargs), ROOT, env),
-                         lambda: (0.0, 0))
     theirs()
-    report(repo, patch, fp, prim, fu, wu, flat)
+    report(repo, patch, fp, prim, fu, wu, flat, deep)
+    print(f"patch, in-process library call (no interpreter start): {med(lib)[0]:.3f} s; "
+          f"`flagbot --version` (interpreter start + CLI import): {med(start)[0]:.3f} s")
     return 0
 
 
 def report(repo: Path, patch: Path, fp: list[tuple[float, int]], prim: list[tuple[float, int]],
            fu: list[tuple[float, int]], wu: list[tuple[float, int]],
-           flat: list[tuple[float, int]]) -> None:
+           flat: list[tuple[float, int]], deep: list[tuple[float, int]]) -> None:
     size = sum(p.stat().st_size for p in (repo / ".git/objects").rglob("*") if p.is_file())
     commits = git(repo, "rev-list", "--count", "base")
     files = git(repo, "ls-files").count("\n") + 1
-    (tp, mp), (tq, mq), (tu, mu), (tw, mw), (tf, _) = map(med, (fp, prim, fu, wu, flat))
+    (tp, mp), (tq, mq), (tu, mu), (tw, mw), (tf, _), (td, _) = map(
+        med, (fp, prim, fu, wu, flat, deep))
     print(f"repository: {files} files, {commits} commits, .git/objects {size / 1e6:.0f} MB; "
           f"patch {patch.stat().st_size / 1e6:.2f} MB, "
           f"{patch.read_bytes().count(b'diff --git ')} file diffs")
     print(f"patch   flagbot {tp:.3f} s (peak {mp:.0f} MB) | format-patch + temp-index apply "
           f"{tq:.3f} s (peak {mq:.0f} MB) | ratio {tp / tq:.2f}")
-    print(f"patch, 1-commit history (flatness): {tf:.3f} s vs {tp:.3f} s with {commits} commits")
+    print(f"patch, 1-commit history (flatness): {tf:.3f} s vs {td:.3f} s with {commits} commits"
+          " (interleaved)")
     print(f"unpatch flagbot {tu:.3f} s (peak {mu:.0f} MB) | worktree add + am {tw:.3f} s "
           f"(peak {mw:.0f} MB) | ratio {tu / tw:.2f}")
     print(f"rounds: {len(fp)} interleaved; medians; raw patch {[round(r[0], 3) for r in fp]} "

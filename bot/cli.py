@@ -164,6 +164,8 @@ def serve_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> 
              "in this process" if worker else "run `flagbot worker`")
     try:
         if worker is not None:
+            # not niced: the consumer holds the SQLite write lock for short moments, and a
+            # low-priority holder would make the webhook workers wait (priority inversion)
             worker.start()
         why = wait_for_signal(child)
     finally:

@@ -205,6 +205,3 @@ class RedisLedger:
     def check_writable(self) -> None:
         """Raise when Redis does not take a write."""
         self.client.set(PREFIX + "health:probe", repr(time.time()), ex=3600)
-
-    def maintain(self) -> None:
-        """Nothing to do: Redis persists on its own schedule."""

@@ -15,7 +15,7 @@ from typing import Any
 from huey import Huey, RedisHuey
 from huey.storage import SqliteStorage
 
-from bot.ledger import AUTOCHECKPOINT_PAGES, WriteLock
+from bot.ledger import WriteLock
 from bot.settings import Settings
 
 TASK_NAME = "process_delivery"
@@ -33,7 +33,6 @@ class WalSqliteStorage(SqliteStorage):  # type: ignore[misc]
     def _create_connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection = super()._create_connection()
         conn.execute("pragma synchronous=normal")
-        conn.execute(f"pragma wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")  # see bot/ledger.py
         return conn
 
     @contextmanager
@@ -87,11 +86,6 @@ class DeliveryQueue:
     def depth(self) -> int:
         """Tasks waiting (queued now, not counting scheduled retries)."""
         return int(self.huey.pending_count())
-
-    def maintain(self) -> None:
-        """Checkpoint the SQLite queue's WAL (passive); nothing for Redis."""
-        if isinstance(self.huey.storage, WalSqliteStorage):
-            self.huey.storage.sql("pragma wal_checkpoint(passive)")
 
     def scheduled(self) -> int:
         """Retries waiting for their time."""

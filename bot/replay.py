@@ -20,6 +20,7 @@ from hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 
 def parser() -> argparse.ArgumentParser:
+    """The argument parser of `flagbot replay`."""
     p = argparse.ArgumentParser(prog="flagbot replay", description=__doc__.splitlines()[0])
     p.add_argument("payload", help="webhook payload JSON (as GitHub delivered it)")
     p.add_argument("--event", required=True, help="the X-GitHub-Event of the delivery, e.g. pull_request")

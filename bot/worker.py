@@ -38,7 +38,6 @@ LEASE_S = 60.0
 RETRY_DELAYS_S = (5.0, 30.0)  # after the 1st and the 2nd failed try; then failed until redelivered
 QUEUED_GRACE_S = 600.0
 LOCK_TIMEOUT_S = 600.0
-MAINTAIN_S = 1.0  # WAL checkpoints; lease renewals every lease/3, sweeps every lease
 
 
 def load_handlers(module_name: str = DEFAULT_HANDLERS) -> tuple[Wants, Runner]:
@@ -136,20 +135,16 @@ class Worker:
         return len(ids)
 
     def _housekeeping(self) -> None:
-        now = time.monotonic()
-        next_beat, next_sweep = now + self.lease_s / 3, now + self.lease_s
-        while not self._stop.wait(min(MAINTAIN_S, self.lease_s / 3)):
+        next_sweep = time.monotonic() + self.lease_s
+        while not self._stop.wait(self.lease_s / 3):
             try:
-                self.ledger.maintain()
-                self.queue.maintain()
-                now = time.monotonic()
-                if now >= next_beat:
-                    next_beat = now + self.lease_s / 3
-                    with self._active_lock:
-                        active = list(self._active)
-                    self.ledger.heartbeat(active, self.owner, self.lease_s)
-                if now >= next_sweep:
-                    next_sweep = now + self.lease_s
+                with self._active_lock:
+                    active = list(self._active)
+                self.ledger.heartbeat(active, self.owner, self.lease_s)
+                if self._consumer is not None:  # huey checks this only in its own main loop
+                    self._consumer.check_worker_health()
+                if time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + self.lease_s
                     self.sweep()
             except Exception as exc:  # the queue or ledger may come back; keep beating
                 log.warning("worker housekeeping: %s", exc)
@@ -162,7 +157,7 @@ class Worker:
         self._keeper.start()
         self._consumer = QuietConsumer(self.queue.huey, workers=self.threads, worker_type="thread",
                                        periodic=False, initial_delay=0.02, max_delay=0.25,
-                                       check_worker_health=True, health_check_interval=5)
+                                       check_worker_health=False)
         self._consumer.start()
         log.info("worker %s: %d threads on the %s queue", self.owner, self.threads,
                  "Redis" if self.settings.redis_url else "SQLite")

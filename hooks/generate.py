@@ -39,9 +39,18 @@ def exclude_spec(hardwares: str) -> list[str]:
     return ["--", f":(exclude,top,literal){hardwares}"]
 
 
+def range_args(base: str, cur: str) -> list[str]:
+    """rev-list arguments listing BASE..CUR oldest first, with parents."""
+    return ["rev-list", "--reverse", "--topo-order", "--parents", f"{base}..{cur}"]
+
+
 def plan_range(gd: GitDir, base: str, cur: str) -> Range:
     """The commits of BASE..CUR (oldest first) and whether any is a merge."""
-    lines = gd.out(["rev-list", "--reverse", "--topo-order", "--parents", f"{base}..{cur}"])
+    return parse_range(gd.out(range_args(base, cur)))
+
+
+def parse_range(lines: str) -> Range:
+    """A Range from `rev-list --parents` output."""
     commits: list[str] = []
     merges = False
     for line in lines.splitlines():
@@ -85,11 +94,15 @@ def squash(gd: GitDir, base: str, cur: str) -> str:
     return gd.run(args, stdin=message, env=ident_env(fields)).stdout.decode().strip()
 
 
+def format_patch_args(base: str, tip: str, hardwares: str) -> list[str]:
+    """format-patch arguments for the canonical series of base..tip, hardwares/ left out."""
+    return ["format-patch", *FORMAT_PATCH_FLAGS, f"--base={base}", f"{base}..{tip}",
+            *exclude_spec(hardwares)]
+
+
 def format_patch(gd: GitDir, base: str, tip: str, hardwares: str) -> bytes:
     """The canonical series for base..tip, hardwares/ left out."""
-    args = ["format-patch", *FORMAT_PATCH_FLAGS, f"--base={base}", f"{base}..{tip}",
-            *exclude_spec(hardwares)]
-    return gd.run(args).stdout
+    return gd.run(format_patch_args(base, tip, hardwares)).stdout
 
 
 @dataclass(frozen=True)
@@ -101,9 +114,10 @@ class Generated:
     squashed: bool
 
 
-def generate(gd: GitDir, base: str, cur: str, hardwares: str) -> Generated:
+def generate(gd: GitDir, base: str, cur: str, hardwares: str,
+             rng: Range | None = None) -> Generated:
     """Make the patch series of BASE..CUR; UsageError if there is nothing to patch."""
-    rng = plan_range(gd, base, cur)
+    rng = rng or plan_range(gd, base, cur)
     if not rng.commits:
         raise UsageError(f"no commits between {base[:12]} and {cur[:12]}",
                          hint="commit your vendor changes first, then run flagbot patch again")

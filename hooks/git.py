@@ -133,6 +133,34 @@ def run(
     return proc
 
 
+def start(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    git_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    isolated: bool = False,
+) -> subprocess.Popen[bytes]:
+    """Start git without waiting (to overlap independent commands); pair with `finish`."""
+    return subprocess.Popen(command(args, git_dir=git_dir), cwd=str(cwd),
+                            env=clean_env(env, isolated=isolated), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def finish(proc: subprocess.Popen[bytes], args: Sequence[str], *, stdin: bytes | None = None,
+           check: bool = True) -> subprocess.CompletedProcess[bytes]:
+    """Wait for a started git command; raise GitError on failure when `check`."""
+    try:
+        stdout, stderr = proc.communicate(stdin)
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    if check and proc.returncode != 0:
+        raise GitError(args, proc.returncode, stdout, stderr)
+    return subprocess.CompletedProcess(list(args), proc.returncode, stdout, stderr)
+
+
 def out(args: Sequence[str], *, cwd: Path, **kwargs: object) -> str:
     """stdout of a successful git command as text, trailing newline removed."""
     proc = run(args, cwd=cwd, **kwargs)  # type: ignore[arg-type]
@@ -179,6 +207,16 @@ def resolve_commit(repo: Path, rev: str, *, what: str = "commit") -> str:
                          hint="give more hex digits of the commit id")
     raise UsageError(f"{what} {rev!r} is not a commit in {repo}",
                      hint="check the id (git log --oneline), or fetch the missing history")
+
+
+def resolve_commits(repo: Path, revs: Sequence[str], *, whats: Sequence[str]) -> list[str]:
+    """Full ids of several revisions in one git call; per-revision errors as resolve_commit."""
+    proc = run(["rev-parse", "--end-of-options", *(f"{r}^{{commit}}" for r in revs)], cwd=repo,
+               check=False)
+    ids = proc.stdout.decode().split()
+    if proc.returncode == 0 and len(ids) == len(revs):
+        return ids
+    return [resolve_commit(repo, r, what=w) for r, w in zip(revs, whats, strict=True)]
 
 
 def is_ancestor(repo: Path, older: str, newer: str) -> bool:

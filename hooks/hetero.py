@@ -11,9 +11,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hooks.devices import DEVICE_RE
-from hooks.findings import ERROR, Finding
+
+if TYPE_CHECKING:  # imported lazily: `flagbot patch` needs hetero.txt merging, not findings
+    from hooks.findings import Finding
+
+ERROR = "error"  # = hooks.findings.ERROR
 
 HETERO_NAME = "hetero.txt"
 BASE8_RE = re.compile(r"[0-9a-f]{8}")
@@ -115,6 +120,8 @@ def patch_rel(hardwares: str, device: str, base8: str) -> str:
 
 def check_hetero(repo: Path, hardwares: str = "hardwares") -> list[Finding]:
     """hetero.txt is canonical and every listed device has its base's patch (working tree only)."""
+    from hooks.findings import Finding
+
     rel = f"{hardwares}/{HETERO_NAME}"
     path = repo / rel
     if not path.is_file():
@@ -143,6 +150,8 @@ def check_hetero(repo: Path, hardwares: str = "hardwares") -> list[Finding]:
 
 def _order_findings(rel: str, text: str, doc: Hetero) -> list[Finding]:
     """Findings for a file that parses but is not in canonical form."""
+    from hooks.findings import Finding
+
     canonical = format_hetero(doc)
     if text == canonical:
         return []

@@ -50,58 +50,97 @@ def hardwares_dir(repo: Path) -> str:
                          hint="fix the configuration file") from exc
 
 
-def verify_generated(gd: GitDir, base: str, cur: str, gen: generate.Generated,
-                     hardwares: str) -> list[patchfile.Mail]:
-    """Prove BASE + series = CUR (tree, messages, bytes); CheckFailed naming what differs."""
-    binaries = patchfile.unrepresentable_binaries(gen.data)
+def verify_generated(gd: GitDir, base: str, cur: str, data: bytes, listing: bytes,
+                     changes: bytes) -> list[patchfile.Mail]:
+    """Prove BASE + series = CUR's tree with every message and author intact; else CheckFailed.
+
+    `listing` is `ls-tree -r BASE`, `changes` is `diff-tree -r BASE CUR` outside hardwares/.
+    Mails are applied one by one to an index holding BASE's entries for the touched paths only;
+    the result must match CUR on every touched path and every path BASE..CUR changed. Equal
+    trees and equal metadata make format-patch output equal, which `flagbot verify` re-checks
+    byte for byte on stored patches.
+    """
+    binaries = patchfile.unrepresentable_binaries(data)
     if binaries:
         raise CheckFailed(f"git wrote no data for binary file(s) {', '.join(binaries)}",
                           hint="these files cannot be carried in a patch; remove them from the range")
-    mails = patchfile.split_mails(gen.data)
+    mails = patchfile.split_mails(data)
+    base_entries = roundtrip.entries_for(listing, roundtrip.touched_paths(mails))
     try:
-        applied = roundtrip.apply_series(gd, base, mails)
+        results = roundtrip.apply_partial(gd, base_entries, mails)
     except roundtrip.ApplyFailed as exc:
         raise CheckFailed(f"the generated patch does not apply at {base[:12]}: {exc}",
                           hint="please report this as a flagbot bug with the commits") from exc
-    diffs = roundtrip.tree_differences(gd, applied[-1].tree, cur, hardwares)
+    diffs = roundtrip.partial_differences(gd, base_entries, changes)
     if diffs:
         raise CheckFailed(
             f"round trip mismatch: {base[:8]} + patch differs from {cur[:12]} in: "
             + ", ".join(diffs[:20]) + (" ..." if len(diffs) > 20 else ""),
             hint="nothing was written; report this with the commits if it persists")
-    check_messages(gd, applied)
-    regen = generate.format_patch(gd, base, applied[-1].commit, hardwares)
-    old, new = patchfile.mask_from_lines(gen.data), patchfile.mask_from_lines(regen)
-    line = patchfile.first_difference(old, new)
-    if line is not None:
-        raise CheckFailed(
-            f"the patch does not regenerate byte for byte at line {line}: "
-            f"{patchfile.line_at(old, line)!r} became {patchfile.line_at(new, line)!r}",
-            hint="nothing was written; a commit message or author may not survive a mail")
+    check_messages(gd, results)
     return mails
 
 
-def check_messages(gd: GitDir, applied: list[roundtrip.Applied]) -> None:
-    """Refuse commits whose message git am would record differently."""
-    originals = generate.read_commits(gd, [a.mail.commit for a in applied])
-    for step in applied:
+def generate_verified(repo: Path, base: str, cur: str, hw: str) -> tuple[bytes, list[patchfile.Mail], bool]:
+    """(series bytes, mails, squashed) of BASE..CUR, verified; independent git calls overlap."""
+    with Scratch(repo) as gd:
+        anc_args = ["merge-base", "--is-ancestor", base, cur]
+        anc = git.start(anc_args, cwd=repo)
+        rng = gd.start(generate.range_args(base, cur))
+        ancestor = git.finish(anc, anc_args, check=False).returncode
+        commits = generate.parse_range(gd.finish(rng).decode())
+        if ancestor != 0:
+            raise UsageError(
+                f"base {base[:12]} is not an ancestor of current {cur[:12]}",
+                hint="the base must be a commit your vendor branch grew from (git merge-base)")
+        if not commits.commits:
+            raise UsageError(f"no commits between {base[:12]} and {cur[:12]}",
+                             hint="commit your vendor changes first, then run flagbot patch again")
+        tip = generate.squash(gd, base, cur) if commits.merges else cur
+        fp = gd.start(generate.format_patch_args(base, tip, hw))
+        ls = gd.start(roundtrip.ls_tree_args(base))
+        dt = gd.start(roundtrip.changes_args(base, cur, hw))
+        data, listing, changes = gd.finish(fp), gd.finish(ls), gd.finish(dt)
+        if not data.strip():
+            raise UsageError(
+                f"no changes between {base[:12]} and {cur[:12]} outside {hw}/",
+                hint="commit the vendor changes (outside hardwares/) on top of the base first")
+        return data, verify_generated(gd, base, cur, data, listing, changes), commits.merges
+
+
+def check_messages(gd: GitDir, results: list[roundtrip.MailResult]) -> None:
+    """Refuse commits whose message or author git am would record differently."""
+    originals = generate.read_commits(gd, [r.mail.commit for r in results])
+    for step in results:
         fields, raw = originals[step.mail.commit]
         message = generate.utf8_message(fields, raw)
         if message and not message.endswith(b"\n"):
             message += b"\n"  # a missing final newline (GitHub web commits) is no loss
+        author = generate.utf8_message(fields, fields.get("author", b"")).decode(
+            "utf-8", "surrogateescape")
+        became = roundtrip.am_author(step.info)
+        if author != became:
+            raise CheckFailed(
+                f"commit {step.mail.commit[:12]}'s author does not survive the mail round trip: "
+                f"{author!r} would become {became!r}",
+                hint="fix the author (git commit --amend --author=...) and run again")
         if message == step.message:
             continue
-        reason = patchfile.message_hazard(message)
-        if reason is None and patchfile.stripspace(message) == step.message:
-            reason = "it has trailing blanks or extra blank lines that git am removes"
-        if reason is None:
-            line = patchfile.first_difference(message, step.message) or 1
-            reason = (f"git am would record line {line} as "
-                      f"{patchfile.line_at(step.message, line)!r}")
         raise CheckFailed(
             f"commit {step.mail.commit[:12]}'s message does not survive the mail round trip: "
-            f"{reason}",
+            f"{message_reason(message, step.message)}",
             hint=f"reword it (git rebase -i {step.mail.commit[:12]}^, 'reword') and run again")
+
+
+def message_reason(message: bytes, became: bytes) -> str:
+    """Why `message` came out of git am as `became`, in words."""
+    reason = patchfile.message_hazard(message)
+    if reason is None and patchfile.stripspace(message) == became:
+        reason = "it has trailing blanks or extra blank lines that git am removes"
+    if reason is None:
+        line = patchfile.first_difference(message, became) or 1
+        reason = f"git am would record line {line} as {patchfile.line_at(became, line)!r}"
+    return reason
 
 
 def write_if_changed(path: Path, data: bytes) -> bool:
@@ -150,24 +189,17 @@ def make_patch(repo: Path, devices: Sequence[str], base_rev: str, cur_rev: str =
     check_commit(base_rev, option="--base-commit-id")
     check_commit(cur_rev, option="--current-commit-id")
     hw = hardwares or hardwares_dir(repo)
-    base = git.resolve_commit(repo, base_rev, what="base commit")
-    cur = git.resolve_commit(repo, cur_rev, what="current commit")
+    base, cur = git.resolve_commits(repo, [base_rev, cur_rev],
+                                    whats=["base commit", "current commit"])
     if base == cur:
         raise UsageError(f"no changes: base and current are both {base[:12]}",
                          hint="commit the vendor changes, or pass --current-commit-id")
-    if not git.is_ancestor(repo, base, cur):
-        raise UsageError(
-            f"base {base[:12]} is not an ancestor of current {cur[:12]}",
-            hint="the base must be a commit your vendor branch grew from (git merge-base)")
     base8 = base[:8]
     hetero_bytes = hetero_text(repo, hw, devs, base8)
-    with Scratch(repo) as gd:
-        gen = generate.generate(gd, base, cur, hw)
-        mails = verify_generated(gd, base, cur, gen, hw)
+    data, mails, squashed = generate_verified(repo, base, cur, hw)
     rel = hetero.patch_rel(hw, devs[-1], base8)
-    result = PatchResult(base, cur, rel, len(mails), gen.data.count(b"\ndiff --git "),
-                         gen.squashed)
-    outputs = [(rel, gen.data)]
+    result = PatchResult(base, cur, rel, len(mails), data.count(b"\ndiff --git "), squashed)
+    outputs = [(rel, data)]
     if hetero_bytes is not None:
         outputs.append((f"{hw}/{hetero.HETERO_NAME}", hetero_bytes))
     for out_rel, data in outputs:

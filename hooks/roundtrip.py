@@ -124,41 +124,50 @@ class MailResult:
     message: bytes
 
 
-def touched_paths(mails: list[Mail]) -> set[str]:
-    """Both sides of every `diff --git` header in the series (renames touch two paths)."""
+_TOUCH = re.compile(rb'^(?:diff --git |rename from |rename to |copy from |copy to |--- "?a/|'
+                    rb'\+\+\+ "?b/).*$', re.M)
+
+
+def touched_paths(mails: list[Mail]) -> set[bytes]:
+    """Every path a series names in its diff headers (both sides of renames), as bytes."""
     paths: set[str] = set()
     for mail in mails:
-        for line in mail.data.split(b"\n"):
+        for match in _TOUCH.finditer(mail.data):
+            line = match.group(0)
             if line.startswith(b"diff --git "):
                 paths.update(patchfile.header_paths(line))
             else:
                 path = patchfile.line_path(line)
                 if path is not None:
                     paths.add(path)
-    return paths
+    return {p.encode("utf-8", "surrogateescape") for p in paths}
 
 
-def tree_entries(gd: GitDir, tree: str) -> dict[str, bytes]:
-    """path -> `mode type oid` of every entry of a tree, recursively (one ls-tree call)."""
-    out: dict[str, bytes] = {}
-    for record in gd.run(["ls-tree", "-r", "-z", "--full-tree", tree]).stdout.split(b"\0"):
-        if record:
-            meta, _, path = record.partition(b"\t")
-            out[path.decode("utf-8", "surrogateescape")] = meta
+def ls_tree_args(tree: str) -> list[str]:
+    """ls-tree arguments listing every entry of a tree, NUL-terminated."""
+    return ["ls-tree", "-r", "-z", "--full-tree", tree]
+
+
+def entries_for(listing: bytes, paths: set[bytes]) -> dict[bytes, bytes]:
+    """path -> `mode type oid` from `ls-tree -r -z` output, for the given paths only."""
+    out: dict[bytes, bytes] = {}
+    for record in listing.split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        if path in paths:
+            out[path] = meta
     return out
 
 
-def apply_partial(gd: GitDir, base_entries: dict[str, bytes], mails: list[Mail]) -> list[MailResult]:
+def apply_partial(gd: GitDir, base_entries: dict[bytes, bytes],
+                  mails: list[Mail]) -> list[MailResult]:
     """Apply every mail to an index holding only BASE's entries for the touched paths.
 
     A partial index keeps a 20,000-file repository's check to the ~150 files a vendor patch
     touches: apply only ever reads the index entries of the paths in the diff headers.
     """
-    touched = touched_paths(mails)
-    lines = [base_entries[p] + b"\t" + p.encode("utf-8", "surrogateescape") + b"\0"
-             for p in sorted(touched) if p in base_entries]
     gd.index.unlink(missing_ok=True)
-    gd.run(["update-index", "-z", "--index-info"], stdin=b"".join(lines))
+    gd.run(["update-index", "-z", "--index-info"],
+           stdin=b"".join(m + b"\t" + p + b"\0" for p, m in sorted(base_entries.items())))
     results: list[MailResult] = []
     msg_file, patch_file = gd.tmp / "am-msg", gd.tmp / "am-patch"
     for number, mail in enumerate(mails, start=1):
@@ -174,26 +183,43 @@ def apply_partial(gd: GitDir, base_entries: dict[str, bytes], mails: list[Mail])
     return results
 
 
-def partial_differences(gd: GitDir, base_entries: dict[str, bytes], cur: str, touched: set[str],
-                        changed: set[str]) -> list[str]:
-    """Paths where BASE + patch (partial index) differs from CUR, among touched/changed paths."""
-    result: dict[str, bytes] = {}
+def changes_args(base: str, cur: str, hardwares: str) -> list[str]:
+    """diff-tree arguments for what BASE..CUR changed outside hardwares/."""
+    return ["diff-tree", "-r", "--no-renames", "-z", base, cur, "--",
+            f":(exclude,top,literal){hardwares}"]
+
+
+def partial_differences(gd: GitDir, base_entries: dict[bytes, bytes], changes: bytes) -> list[str]:
+    """Paths where BASE + patch (the partial index) differs from CUR, hardwares/ ignored.
+
+    Expected: BASE's entry for every touched path, overridden by CUR's for every path that
+    BASE..CUR changed; a changed path the patch did not touch shows up as a difference.
+    """
+    want = dict(base_entries)
+    raw = changes.split(b"\0")
+    for i in range(0, len(raw) - 1, 2):
+        _old_mode, mode, _old, oid, _status = raw[i].lstrip(b":").split(b" ")
+        want.pop(raw[i + 1], None)
+        if oid.strip(b"0"):
+            want[raw[i + 1]] = b" ".join((mode, b"commit" if mode == b"160000" else b"blob", oid))
+    got: dict[bytes, bytes] = {}
     for record in gd.run(["ls-files", "-s", "-z"]).stdout.split(b"\0"):
         if record:
             meta, _, path = record.partition(b"\t")
             mode, oid, _stage = meta.split(b" ")
-            kind = b"commit" if mode == b"160000" else b"blob"
-            result[path.decode("utf-8", "surrogateescape")] = b" ".join((mode, kind, oid))
-    want = {p: m for p, m in tree_entries_for(gd, cur, touched | changed).items()}
-    diffs = []
-    for path in sorted(touched | changed):
-        got = result.get(path) if path in touched else base_entries.get(path)
-        if got != want.get(path):
-            diffs.append(path)
-    return diffs
+            got[path] = b" ".join((mode, b"commit" if mode == b"160000" else b"blob", oid))
+    return sorted(p.decode("utf-8", "surrogateescape") for p in set(want) | set(got)
+                  if want.get(p) != got.get(p))
 
 
-def tree_entries_for(gd: GitDir, tree: str, paths: set[str]) -> dict[str, bytes]:
-    """Entries of `tree` for the given paths only."""
-    every = tree_entries(gd, tree)
-    return {p: every[p] for p in paths if p in every}
+def am_author(info: dict[str, str]) -> str:
+    """`Name <email> epoch tz` as git am records the author from mailinfo output."""
+    import email.utils  # lazily: 17 ms of a ~0.3 s command, needed only here
+
+    parsed = email.utils.parsedate_tz(info.get("Date", ""))
+    if parsed is None:
+        return f"{info.get('Author', '')} <{info.get('Email', '')}> (unparsable date)"
+    offset = parsed[9] or 0
+    sign = "-" if offset < 0 else "+"
+    tz = f"{sign}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}"
+    return f"{info.get('Author', '')} <{info.get('Email', '')}> {email.utils.mktime_tz(parsed)} {tz}"

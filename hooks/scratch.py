@@ -9,7 +9,6 @@ also on Ctrl-C (the `with` block's cleanup runs on KeyboardInterrupt).
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -39,6 +38,16 @@ class GitDir:
             full_env.update(env)
         return git.run(args, cwd=self.cwd, git_dir=self.git_dir, env=full_env, stdin=stdin,
                        isolated=True, check=check)
+
+    def start(self, args: Sequence[str]) -> tuple[subprocess.Popen[bytes], Sequence[str]]:
+        """Start a command without waiting; `finish` collects it."""
+        proc = git.start(args, cwd=self.cwd, git_dir=self.git_dir,
+                         env={"GIT_INDEX_FILE": str(self.index)}, isolated=True)
+        return proc, args
+
+    def finish(self, started: tuple[subprocess.Popen[bytes], Sequence[str]]) -> bytes:
+        """stdout of a started command; GitError if it failed."""
+        return git.finish(started[0], started[1]).stdout
 
     def out(self, args: Sequence[str], *, stdin: bytes | None = None) -> str:
         """stdout of a successful command as text without the trailing newline."""
@@ -87,7 +96,7 @@ class Scratch:
             init_git_dir(gdir, alternates=objects, object_format=fmt)
             if (common / "shallow").is_file():
                 # keep the shallow boundary, or walks past it would hit missing parents
-                shutil.copyfile(common / "shallow", gdir / "shallow")
+                (gdir / "shallow").write_bytes((common / "shallow").read_bytes())
             self.gd = GitDir(gdir, self.root / "index", self.root, self.root)
             return self.gd
         except BaseException:

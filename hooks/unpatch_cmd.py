@@ -139,7 +139,7 @@ def build_one(repo: Path, device: str, base: str, patch_rel: str, target: Path) 
         if old and old != f"refs/heads/{device}":
             gd.run(["update-ref", "-d", old], check=False)
         (work / ".git" / "index").unlink()
-        git.run(["-c", "checkout.workers=0", "reset", "--quiet", "--hard", tip], cwd=work)
+        git.run(["reset", "--quiet", "--hard", tip], cwd=work)  # the same checkout as git worktree add
         (work / ".git" / MARKER).write_text(f"{tip}\n")
         swap_in(work, target)
         return Build(device, target, base, tip, len(applied))

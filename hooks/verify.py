@@ -108,6 +108,9 @@ def _apply_and_compare(repo: Path, rel: str, data: bytes, base: str,
             return [Finding(rel, exc.line, ERROR, "patch-apply",
                             f"{exc} (at base {base[:12]}); regenerate the patch from the vendor "
                             "branch with flagbot patch")]
+        except git.GitError as exc:  # e.g. mailinfo rejects a mangled mail
+            return [Finding(rel, 0, ERROR, "patch-corrupt",
+                            f"git could not read it as mails: {exc}; regenerate it")]
         regen = generate.format_patch(gd, base, applied[-1].commit, hardwares)
     old, new = patchfile.mask_from_lines(data), patchfile.mask_from_lines(regen)
     line = patchfile.first_difference(old, new)

@@ -119,7 +119,8 @@ def markdown(report: dict[str, Any]) -> str:
                      f"{_fmt(_worst_error(op), '.1e')} | {_speed_cell(op)} | "
                      f"**{op['verdict']['status']}** |")
     notes = [f"- `{op['op']}`: {op['verdict']['reason']}" for op in report["ops"]
-             if op["verdict"]["status"] not in ("pass", "unmeasured")]
+             if op["verdict"]["status"] not in ("pass", "unmeasured")
+             or "slower on" in op["verdict"]["reason"]]
     if b.get("error"):
         notes.insert(0, f"- backend: {b['error']}")
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"

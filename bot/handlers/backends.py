@@ -10,6 +10,7 @@ from bot.handlers.checkruns import CheckResult
 from bot.handlers.labels import vendor_of
 from hooks.check_vendor_backend import check_backends
 from hooks.config import RepoConfig
+from hooks.errors import FlagbotError
 from hooks.findings import ERROR, WARNING, Finding
 
 NAME = "flagbot / backends"
@@ -41,7 +42,10 @@ def run_checks(checkout: Path, config: RepoConfig, folders: list[str]) -> tuple[
     present = [f for f in folders if (checkout / f).is_dir()]
     if not present:
         return [], []
-    return present, check_backends(checkout, present, root=config.backends)
+    try:
+        return present, check_backends(checkout, present, root=config.backends)
+    except FlagbotError as exc:  # e.g. the backends root is misconfigured: say so on the PR
+        return present, [Finding(present[0], 0, ERROR, "check-backend", str(exc))]
 
 
 def result(folders: list[str], checked: list[str], findings: list[Finding]) -> CheckResult:

@@ -63,3 +63,9 @@ def test_check_reports_non_canonical_files(make_repo: MakeRepo, text: str, rule:
 
 def test_no_hetero_file_is_fine(make_repo: MakeRepo) -> None:
     assert hetero.check_hetero(make_repo("none").path) == []
+
+
+def test_local_error_constant_matches_findings() -> None:
+    from hooks import findings
+
+    assert hetero.ERROR == findings.ERROR

@@ -274,3 +274,25 @@ def test_configured_hardwares_folder_is_used(work: Repo) -> None:
     base8 = work.rev("base")[:8]
     data = (work.path / f"vendor_patches/A_X100/{base8}/{base8}.patch").read_bytes()
     assert b".github/flagbot.yml" in data and b"hardwares/Z_Z1" in data
+
+
+def test_unusual_author_survives_and_is_kept(make_repo: MakeRepo) -> None:
+    repo = make_repo("author")
+    repo.write("a.txt", "a\n")
+    base = repo.commit("base")
+    repo.write("a.txt", "b\n")
+    repo.git("commit", "-q", "-am", "by someone else",
+             env=git_env(GIT_AUTHOR_NAME="J\u00f6rg M\u00fcller, Jr",
+                         GIT_AUTHOR_DATE="Tue, 25 Nov 2025 10:00:00 -0730"))
+    assert patch(repo, "--device-type", "A_X100", "--base-commit-id", base) == 0
+
+
+def test_author_that_a_mail_changes_is_refused(make_repo: MakeRepo,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo("bad-author")
+    repo.write("a.txt", "a\n")
+    base = repo.commit("base")
+    repo.write("a.txt", "b\n")
+    repo.git("commit", "-q", "-am", "quoted name", env=git_env(GIT_AUTHOR_NAME='J\u00f6rg "JJ" M\u00fcller, Jr'))
+    assert patch(repo, "--device-type", "A_X100", "--base-commit-id", base) == 1
+    assert "author does not survive" in capsys.readouterr().err

@@ -11,8 +11,8 @@ from kernels.ops.softmax import softmax
 from kernels.ops.sum import sum_dim
 
 
-def test_softmax_long_rows_take_the_looped_kernel_and_stay_exact() -> None:
-    x = torch.randn(3, 300, generator=torch.Generator().manual_seed(0))
+def test_softmax_long_rows_take_the_looped_kernel_and_stay_exact(device: torch.device) -> None:
+    x = torch.randn(3, 300, generator=torch.Generator().manual_seed(0)).to(device)
     out = softmax(x, -1, max_row_block=64)  # 300 > 64: two passes over 64-wide tiles
     torch.testing.assert_close(out, torch.softmax(x.double(), -1).float(), rtol=1.3e-6,
                                atol=1e-4)
@@ -23,8 +23,8 @@ def test_softmax_rejects_other_dims() -> None:
         softmax(torch.randn(4, 4), 0)
 
 
-def test_sum_keepdim_keeps_the_reduced_dim() -> None:
-    x = torch.randn(4, 5, 6)
+def test_sum_keepdim_keeps_the_reduced_dim(device: torch.device) -> None:
+    x = torch.randn(4, 5, 6, device=device)
     assert sum_dim(x, [1], keepdim=True).shape == (4, 1, 6)
 
 

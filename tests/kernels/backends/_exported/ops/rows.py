@@ -1,4 +1,4 @@
-"""softmax and a last-dim sum_dim, one row per program."""
+"""softmax and sum_dim (moved to the last dim), one row per program."""
 
 import torch
 import triton
@@ -28,10 +28,9 @@ def softmax(x, dim=-1, dtype=None):
 
 
 def sum_dim(x, dim, keepdim=False, *, dtype=None):
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    if dims[0] % x.dim() != x.dim() - 1:
-        raise NotImplementedError("sum_dim: last dim only")
+    d = (dim if isinstance(dim, int) else list(dim)[0]) % x.dim()
+    x = x.movedim(d, -1).contiguous()  # reduce along the last dim, rows in memory order
     n = x.shape[-1]
-    out = torch.empty(x.shape[:-1], dtype=x.dtype)
+    out = torch.empty(x.shape[:-1], dtype=x.dtype, device=x.device)
     _row_kernel[(x.numel() // n,)](x, out, n, SOFTMAX=False, BLOCK=triton.next_power_of_2(n))
     return out
