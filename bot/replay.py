@@ -44,6 +44,18 @@ def load_payload(path: Path) -> dict[str, Any]:
     return data
 
 
+def require_commits(repo: Path, shas: dict[str, str], number: int) -> None:
+    """UsageError naming each payload commit the local checkout lacks, and how to fetch it."""
+    from hooks import git
+
+    missing = [f"{role} {sha}" for role, sha in shas.items()
+               if git.run(["cat-file", "-e", f"{sha}^{{commit}}"], cwd=repo, check=False).returncode]
+    if missing:
+        raise UsageError(f"{repo}: the payload's {' and '.join(missing)} are not in this checkout",
+                         hint=f"git -C {repo} fetch origin pull/{number}/head (and the base branch), "
+                              "then run replay again")
+
+
 def dry_run(repo: Path, delivery: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Run the handlers against `repo` with the recording client."""
     from bot import repo_config
@@ -54,6 +66,7 @@ def dry_run(repo: Path, delivery: str, event: str, payload: dict[str, Any]) -> d
     from bot.workspace import LocalWorkspace
 
     pr = PullRequest.from_payload(payload)
+    require_commits(repo, {"base": pr.base_sha, "head": pr.head_sha}, pr.number)
     full_name = str((payload.get("repository") or {}).get("full_name") or repo.name)
     default_branch = str((payload.get("repository") or {}).get("default_branch") or "main")
     labels = [str(lab.get("name")) for lab in (payload["pull_request"].get("labels") or [])]

@@ -10,7 +10,7 @@ commits that touch nothing else. A range with merges is squashed into one synthe
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from hooks.errors import UsageError
 from hooks.scratch import GitDir
@@ -26,8 +26,7 @@ FORMAT_PATCH_FLAGS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Range:
+class Range(NamedTuple):
     """What BASE..CUR holds: commits (oldest first), whether merges are among them."""
 
     commits: list[str]
@@ -105,8 +104,7 @@ def format_patch(gd: GitDir, base: str, tip: str, hardwares: str) -> bytes:
     return gd.run(format_patch_args(base, tip, hardwares)).stdout
 
 
-@dataclass(frozen=True)
-class Generated:
+class Generated(NamedTuple):
     """A generated series, the commit it was made up to, and whether merges were squashed."""
 
     data: bytes

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,25 +31,26 @@ class HeteroError(Exception):
         self.line = line
 
 
-@dataclass
 class Entry:
     """One base and its devices, with the comment/blank lines written just above it."""
 
-    base: str
-    devices: list[str]
-    line: int = 0
-    leading: list[str] = field(default_factory=list)
+    def __init__(self, base: str, devices: list[str], line: int = 0,
+                 leading: list[str] | None = None) -> None:
+        self.base = base
+        self.devices = devices
+        self.line = line
+        self.leading = leading if leading is not None else []
 
     def render(self) -> str:
         return f"{self.base}: {' '.join(sorted(set(self.devices)))}"
 
 
-@dataclass
 class Hetero:
     """A parsed hetero.txt: entries in file order plus comment lines after the last entry."""
 
-    entries: list[Entry]
-    trailing: list[str] = field(default_factory=list)
+    def __init__(self, entries: list[Entry], trailing: list[str] | None = None) -> None:
+        self.entries = entries
+        self.trailing = trailing if trailing is not None else []
 
     def devices_for(self, base8: str) -> list[str]:
         """Devices listed for `base8` (union of duplicate lines), sorted."""

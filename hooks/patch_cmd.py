@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from hooks import generate, git, hetero, patchfile, roundtrip
 from hooks.devices import check_commit, check_devices, parse_args
@@ -20,8 +20,7 @@ from hooks.errors import CheckFailed, UsageError
 from hooks.scratch import GitDir, Scratch
 
 
-@dataclass
-class PatchResult:
+class PatchResult(NamedTuple):
     """What `make_patch` did: files written or unchanged, counts, squash note."""
 
     base: str
@@ -30,8 +29,8 @@ class PatchResult:
     mails: int
     files: int
     squashed: bool
-    written: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
+    written: list[str]
+    unchanged: list[str]
 
 
 DEFAULT_HARDWARES = "hardwares"  # = hooks.config.DEFAULTS["hardwares"] (a test keeps them equal)
@@ -198,7 +197,8 @@ def make_patch(repo: Path, devices: Sequence[str], base_rev: str, cur_rev: str =
     hetero_bytes = hetero_text(repo, hw, devs, base8)
     data, mails, squashed = generate_verified(repo, base, cur, hw)
     rel = hetero.patch_rel(hw, devs[-1], base8)
-    result = PatchResult(base, cur, rel, len(mails), data.count(b"\ndiff --git "), squashed)
+    result = PatchResult(base, cur, rel, len(mails), data.count(b"\ndiff --git "), squashed,
+                         [], [])
     outputs = [(rel, data)]
     if hetero_bytes is not None:
         outputs.append((f"{hw}/{hetero.HETERO_NAME}", hetero_bytes))

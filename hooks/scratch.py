@@ -9,25 +9,23 @@ also on Ctrl-C (the `with` block's cleanup runs on KeyboardInterrupt).
 
 from __future__ import annotations
 
+import os
 import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 from hooks import git
 
 
-@dataclass
 class GitDir:
     """A git directory plus an index file: the target of plumbing commands (no work tree)."""
 
-    git_dir: Path
-    index: Path
-    cwd: Path
-    tmp: Path  # where scratch files (mailinfo output) go; never a work tree
-
+    def __init__(self, git_dir: Path, index: Path, cwd: Path, tmp: Path) -> None:
+        self.git_dir = git_dir
+        self.index = index
+        self.cwd = cwd
+        self.tmp = tmp  # where scratch files (mailinfo output) go; never a work tree
 
     def run(self, args: Sequence[str], *, stdin: bytes | None = None,
             env: Mapping[str, str] | None = None,
@@ -78,20 +76,47 @@ def init_git_dir(path: Path, *, alternates: Path | None, object_format: str = "s
         (path / "objects" / "info" / "alternates").write_text(f"{alternates}\n")
 
 
+def make_temp_dir(prefix: str = "flagbot-") -> Path:
+    """A new private directory under $TMPDIR (or /tmp); `tempfile` costs ~9 ms to import."""
+    base = Path(os.environ.get("TMPDIR") or "/tmp")
+    for _ in range(100):
+        path = base / f"{prefix}{os.urandom(6).hex()}"
+        try:
+            path.mkdir(mode=0o700)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"cannot create a temporary directory in {base}")
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a directory tree we created (files and folders only; links not followed)."""
+    for root, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(root, name))
+        for name in dirs:
+            full = os.path.join(root, name)
+            if os.path.islink(full):
+                os.unlink(full)
+            else:
+                os.rmdir(full)
+    os.rmdir(path)
+
+
 class Scratch:
     """Context manager: a temporary git dir borrowing `repo`'s objects; removed on exit."""
 
     def __init__(self, repo: Path) -> None:
         self.repo = repo
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        self._tmp: Path | None = None
         self.gd: GitDir | None = None
         self.root = Path()
 
     def __enter__(self) -> GitDir:
         common, objects, fmt = repo_facts(self.repo)
-        self._tmp = tempfile.TemporaryDirectory(prefix="flagbot-")
+        self._tmp = make_temp_dir()
         try:
-            self.root = Path(self._tmp.name)
+            self.root = self._tmp
             gdir = self.root / "git"
             init_git_dir(gdir, alternates=objects, object_format=fmt)
             if (common / "shallow").is_file():
@@ -100,10 +125,10 @@ class Scratch:
             self.gd = GitDir(gdir, self.root / "index", self.root, self.root)
             return self.gd
         except BaseException:
-            self._tmp.cleanup()
+            remove_tree(self._tmp)
             raise
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         if self._tmp is not None:
-            self._tmp.cleanup()
+            remove_tree(self._tmp)

@@ -18,20 +18,35 @@ from hooks.findings import Finding
 UNUSED = "CUSTOMIZED_UNUSED_OPS"
 
 
+DOCUMENTED_FUNCS = ("get_specific_ops", "get_unused_ops")
+
+
+def _is_def(mod: Module | None, name: str) -> bool:
+    return mod is not None and getattr(mod.bindings.get(name), "kind", None) == "def"
+
+
 def _check_ops(v: Vendor, init: Module | None) -> None:
     """Ops in either form, then the unused list the form uses."""
     ops_mod = v.module(v.folder / "ops" / "__init__.py") if (v.folder / "ops").is_dir() else None
-    documented = ops_mod is not None and getattr(
-        ops_mod.bindings.get("get_specific_ops"), "kind", None) == "def"
-    if ops_mod is not None and documented:
+    documented = _is_def(ops_mod, "get_specific_ops")
+    # A tree moved to CUSTOMIZED_UNUSED_OPS but still carrying get_specific_ops() (FlagGems'
+    # _tsingmicro did) is loaded the current way: the function is never called.
+    hybrid = documented and init is not None and UNUSED in init.bindings \
+        and "OpLoader" not in init.bindings
+    if ops_mod is not None and documented and not hybrid:
         check_documented(v, v.folder / "ops", ops_mod)
     elif ops_mod is not None:
-        v.implemented |= check_package(v, v.folder / "ops")
+        v.implemented |= check_package(v, v.folder / "ops", skip=DOCUMENTED_FUNCS if hybrid else ())
+    if hybrid and ops_mod is not None:
+        v.add("specific-ops-ignored", v.folder / "ops" / "__init__.py",
+              ops_mod.bindings["get_specific_ops"].line, f"get_specific_ops() is never called: "
+              f"{UNUSED} in __init__.py selects the current loader, which takes the functions "
+              "ops/__init__.py imports; remove get_specific_ops()/get_unused_ops()")
     if (v.folder / "fused" / "__init__.py").is_file():
         v.implemented |= check_package(v, v.folder / "fused")
     if init is not None:
         check_arch(v, init)
-    if documented or init is None:
+    if (documented and not hybrid) or init is None:
         return  # the documented form keeps its unused list in get_unused_ops()
     binding = init.bindings.get(UNUSED)
     path = v.folder / "__init__.py"

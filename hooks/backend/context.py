@@ -73,6 +73,32 @@ def read_vendors(path: Path) -> frozenset[str] | None:
     return None
 
 
+def exported_names(text: str) -> set[str]:
+    """Names a package `__init__.py` binds or lists: imports, assignments, defs, `__all__`.
+
+    `flag_gems/__init__.py` does `from flag_gems.ops import *`, so these (not only the `def`s
+    of the op files) are the generic functions a vendor op of the same name replaces.
+    """
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            names.update(a.asname or a.name for a in node.names if a.name != "*")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets) \
+                    and isinstance(node.value, (ast.List, ast.Tuple)):
+                names.update(e.value for e in node.value.elts
+                             if isinstance(e, ast.Constant) and isinstance(e.value, str))
+    names.discard("__all__")
+    return names
+
+
 def load_context(package: Path, backend_root: Path | None = None) -> FlagGemsContext:
     """Scan the FlagGems package once; vendor folders under `backend_root` are left out."""
     ctx = FlagGemsContext(package=package)
@@ -95,6 +121,8 @@ def load_context(package: Path, backend_root: Path | None = None) -> FlagGemsCon
             prefixes.update(FSTRING_PREFIX_RE.findall(text))
             if in_generic:
                 functions.update(_DEF.findall(text))
+    for part in ("ops", "fused"):
+        functions.update(exported_names(_read(package / LAYOUT[part] / "__init__.py")))
     ctx.generic_functions = frozenset(functions)
     ctx.strings = frozenset(strings)
     ctx.prefixes = tuple(sorted(prefixes))

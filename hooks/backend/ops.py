@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 from hooks import aten_ops
-from hooks.backend.pysrc import Module, literal_strings, returned_value
+from hooks.backend.pysrc import Module, literal_strings, returned_values
 from hooks.backend.vendor import IDENT_RE, Vendor
 
 
@@ -38,17 +38,17 @@ def check_imports(v: Vendor, pkg: Path, mod: Module) -> set[str]:
     init = pkg / "__init__.py"
     names: set[str] = set()
     for bound, b in mod.bindings.items():
-        if b.kind == "def":
+        if b.kind == "def" or (b.kind == "import-name" and b.module is not None and b.module[0] > 0):
             names.add(bound)
-        if b.kind != "import-name" or b.module is None or b.name is None:
+    # Every import statement, not only the last binding of a name: arch branches
+    # (`if arch == 300: ... else: ...`) import the same names from different modules.
+    for b in mod.imports:
+        if b.module is None or b.name is None or b.module[0] == 0 or b.guarded:
             continue
         level, module = b.module
-        if level == 0:
-            continue
         problem = _import_target(v, pkg, level, module, b.name)
         if problem:
             v.add("op-func-missing", init, b.line, f"{problem}; fix the import or add the function")
-        names.add(bound)
     for name, first, again in mod.repeated:
         v.add("op-duplicate", init, again, f"{name} is imported again (first at line {first}); "
               "the later import silently replaces the earlier one")
@@ -78,17 +78,18 @@ def check_all(v: Vendor, path: Path, mod: Module) -> list[str] | None:
     return list(seen)
 
 
-def check_package(v: Vendor, pkg: Path) -> set[str]:
+def check_package(v: Vendor, pkg: Path, skip: tuple[str, ...] = ()) -> set[str]:
     """Current form for `ops/`, `fused/` or `<arch>/ops/`: imports and `__all__`."""
     mod = v.module(pkg / "__init__.py")
     if mod is None:
         return set()
-    names = check_imports(v, pkg, mod)
+    names = check_imports(v, pkg, mod) - set(skip)
     exported = check_all(v, pkg / "__init__.py", mod)
     ctx = v.context
     if ctx is not None:
         for name in sorted(set(exported) if exported is not None else names):
-            if name != "*" and name in mod.bindings and name not in ctx.generic_functions:
+            if name != "*" and name in mod.bindings and name not in ctx.generic_functions \
+                    and name not in skip:
                 v.add("op-replaces-nothing", pkg / "__init__.py", mod.bindings[name].line,
                       f"{name} matches no generic FlagGems function, so it replaces nothing; "
                       "name it after the generic function it specialises")
@@ -110,27 +111,43 @@ def _resolve_ref(v: Vendor, pkg: Path, mod: Module, expr: ast.expr) -> str | Non
             sub = v.sources.resolve(str(pkg), level,
                                     f"{module}.{binding.name}" if module else binding.name,
                                     str(v.folder))
-            if sub is not None and v.sources.is_file(sub) and not v.sources.defines(sub, expr.attr):
-                return f"{v.rel(Path(sub))} does not define {expr.attr}"
+            if sub is not None and v.sources.is_file(sub):
+                if not v.sources.defines(sub, expr.attr):
+                    return f"{v.rel(Path(sub))} does not define {expr.attr}"
+                return None
+            owner = v.sources.resolve(str(pkg), level, module, str(v.folder))
+            if module and owner is not None and v.sources.is_file(owner) \
+                    and v.sources.defines(owner, binding.name):
+                # `from .add import add` after `from . import add` rebinds the name to the
+                # function, so `add.add` looks the attribute up on a function and fails.
+                return (f"{expr.value.id} is the function imported at line {binding.line} "
+                        f"(from {'.' * level}{module}), not the module; write {expr.value.id}")
         return None
     return "the function is not a name or module.name"
 
 
 def _specific_entries(v: Vendor, path: Path, func: ast.AST) -> list[ast.Tuple]:
-    value = returned_value(func)
-    line = getattr(func, "lineno", 0)
-    if not isinstance(value, (ast.Tuple, ast.List)):
-        v.add("specific-ops-shape", path, line, "get_specific_ops() must return a literal "
-              "tuple of (aten_name, function, Autograd.x) tuples")
-        return []
+    """The entry tuples of every `return` (a conditional get_specific_ops has several)."""
+    returns = returned_values(func)
+    if not returns:
+        v.add("specific-ops-shape", path, getattr(func, "lineno", 0), "get_specific_ops() "
+              "returns nothing; return a tuple of (aten_name, function, Autograd.x) tuples")
     entries: list[ast.Tuple] = []
-    for elt in value.elts:
-        if isinstance(elt, ast.Tuple) and 2 <= len(elt.elts) <= 4 and isinstance(
-                elt.elts[0], ast.Constant) and isinstance(elt.elts[0].value, str):
-            entries.append(elt)
-        else:
-            v.add("specific-ops-shape", path, elt.lineno, "entry is not (\"aten.name\", function"
-                  "[, Autograd.enable|disable]) with a literal aten name")
+    for ret in returns:
+        value = ret.value
+        if isinstance(value, ast.Dict) and not value.keys:
+            continue  # `return {}`: iterates as no entries, as `()` does
+        if not isinstance(value, (ast.Tuple, ast.List)):
+            v.add("specific-ops-shape", path, ret.lineno, "get_specific_ops() must return a "
+                  "literal tuple of (aten_name, function, Autograd.x) tuples")
+            continue
+        for elt in value.elts:
+            if isinstance(elt, ast.Tuple) and 2 <= len(elt.elts) <= 4 and isinstance(
+                    elt.elts[0], ast.Constant) and isinstance(elt.elts[0].value, str):
+                entries.append(elt)
+            else:
+                v.add("specific-ops-shape", path, elt.lineno, "entry is not (\"aten.name\", "
+                      "function[, Autograd.enable|disable]) with a literal aten name")
     return entries
 
 
@@ -159,7 +176,11 @@ def check_documented(v: Vendor, pkg: Path, mod: Module) -> None:
         v.implemented_aten.add(name)
     unused = mod.bindings.get("get_unused_ops")
     if unused is not None and unused.node is not None:
-        check_unused(v, path, returned_value(unused.node), unused.line, aten_allowed=True)
+        returns = returned_values(unused.node)
+        if not returns:
+            check_unused(v, path, None, unused.line, aten_allowed=True)
+        for ret in returns:
+            check_unused(v, path, ret.value, ret.lineno, aten_allowed=True)
 
 
 def check_unused(v: Vendor, path: Path, node: ast.AST | None, line: int, *, aten_allowed: bool) -> None:
@@ -179,8 +200,13 @@ def check_unused(v: Vendor, path: Path, node: ast.AST | None, line: int, *, aten
             continue
         known = name in v.implemented or is_aten or (ctx is not None and name in ctx.generic_functions)
         if ctx is not None and not known:
+            # FlagGems matches func.__name__, so an aten name such as "_to_copy" silently
+            # disables nothing; name the function _FULL_CONFIG registers for it.
+            func = ctx.full_config.get(name)
+            hint = f"did you mean {func!r} (the function _FULL_CONFIG registers for aten " \
+                f"{name!r})?" if func else "check the spelling"
             v.add("unused-unknown", path, at, f"{name!r} matches no generic FlagGems function "
-                  f"(flag_gems/ops, fused) nor a vendor op: it disables nothing; check the spelling")
+                  f"(flag_gems/ops, fused) nor a vendor op: it disables nothing; {hint}")
         if name in v.implemented or name in v.implemented_aten:
             v.add("unused-and-implemented", path, at, f"{name!r} is implemented by this vendor "
                   "and also listed unused, so the vendor's own kernel is dropped; remove one")

@@ -26,6 +26,7 @@ class Binding:
     module: tuple[int, str] | None = None  # (relative level, dotted module) for imports
     name: str | None = None  # the imported name (`from m import name as alias`)
     node: ast.AST | None = None
+    guarded: bool = False  # inside `try: ... except ImportError`: allowed to be missing
 
 
 @dataclass
@@ -38,16 +39,38 @@ class Module:
     error: tuple[int, str] | None = None
     bindings: dict[str, Binding] = field(default_factory=dict)
     repeated: list[tuple[str, int, int]] = field(default_factory=list)  # (name, first, again)
+    imports: list[Binding] = field(default_factory=list)  # every `from m import n`, in order
+
+
+def _submodule_then_member(first: Binding, again: Binding, name: str) -> bool:
+    """`from . import add` then `from .add import add`: the usual way to expose a function."""
+    if first.kind != "import-name" or first.module is None or again.module is None:
+        return False
+    level, package = first.module
+    inner = f"{package}.{name}" if package else name
+    return first.name == name and again.name == name and again.module == (level, inner)
 
 
 def _bind(mod: Module, name: str, binding: Binding, track: bool) -> None:
     first = mod.bindings.get(name)
-    if track and first is not None and first.kind.startswith("import"):
+    if track and first is not None and first.kind.startswith("import") \
+            and not _submodule_then_member(first, binding, name):
         mod.repeated.append((name, first.line, binding.line))
     mod.bindings[name] = binding
 
 
-def _collect(mod: Module, body: list[ast.stmt]) -> None:
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _catches_import_error(node: ast.Try) -> bool:
+    for handler in node.handlers:
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        if any(k is None or (isinstance(k, ast.Name) and k.id in _IMPORT_ERRORS) for k in kinds):
+            return True
+    return False
+
+
+def _collect(mod: Module, body: list[ast.stmt], guarded: bool = False) -> None:
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             _bind(mod, node.name, Binding("def", node.lineno, node=node), False)
@@ -59,7 +82,8 @@ def _collect(mod: Module, body: list[ast.stmt]) -> None:
                 if alias.name == "*":
                     mod.bindings.setdefault("*", Binding("star", node.lineno, module=src))
                     continue
-                b = Binding("import-name", node.lineno, module=src, name=alias.name)
+                b = Binding("import-name", node.lineno, module=src, name=alias.name, guarded=guarded)
+                mod.imports.append(b)
                 _bind(mod, alias.asname or alias.name, b, True)
         elif isinstance(node, ast.Import):
             for alias in node.names:
@@ -71,11 +95,31 @@ def _collect(mod: Module, body: list[ast.stmt]) -> None:
                 for sub in ast.walk(target):
                     if isinstance(sub, ast.Name):
                         _bind(mod, sub.id, Binding("assign", node.lineno, node=node), False)
-        elif isinstance(node, (ast.If, ast.Try)):
-            # Conditional definitions (`if TYPE_CHECKING`, try/except ImportError) still bind.
-            _collect(mod, node.body + node.orelse + getattr(node, "finalbody", []))
-            for handler in getattr(node, "handlers", []):
-                _collect(mod, handler.body)
+        elif isinstance(node, ast.If):
+            # Conditional definitions still bind; `if arch == 300: from .a import f` /
+            # `else: from .b import f` are alternatives, not a second import of f.
+            _alternatives(mod, [[(node.body, guarded)], [(node.orelse, guarded)]])
+        elif isinstance(node, ast.Try):
+            # try/except ImportError fallbacks are alternatives too, and the tried import may
+            # be missing on purpose; `else` follows the body, `finally` follows everything.
+            tried = [(node.body, guarded or _catches_import_error(node)), (node.orelse, guarded)]
+            _alternatives(mod, [tried] + [[(h.body, guarded)] for h in node.handlers])
+            _collect(mod, node.finalbody, guarded)
+
+
+def _alternatives(mod: Module, branches: list[list[tuple[list[ast.stmt], bool]]]) -> None:
+    """Collect branches that never run together, each against the bindings before them.
+
+    A branch is a sequence of (statements, guarded) segments run one after the other.
+    """
+    before = dict(mod.bindings)
+    merged: dict[str, Binding] = {}
+    for branch in branches:
+        mod.bindings = dict(before)
+        for stmts, guarded in branch:
+            _collect(mod, stmts, guarded)
+        merged.update(mod.bindings)
+    mod.bindings = merged
 
 
 class Sources:
@@ -197,10 +241,16 @@ def assigned_value(mod: Module, name: str) -> ast.expr | None:
     return None
 
 
-def returned_value(func: ast.AST) -> ast.expr | None:
-    """The expression of the function's last top-level `return` (None if there is none)."""
-    body = getattr(func, "body", [])
-    for stmt in reversed(body):
-        if isinstance(stmt, ast.Return):
-            return stmt.value
-    return None
+def returned_values(func: ast.AST) -> list[ast.Return]:
+    """Every `return` of the function itself (not of nested defs), in source order."""
+    found: list[ast.Return] = []
+    stack = list(reversed(getattr(func, "body", [])))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return):
+            found.append(node)
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(reversed([c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]))
+            for handler in getattr(node, "handlers", []):
+                stack.extend(reversed(handler.body))
+    return sorted(found, key=lambda r: r.lineno)

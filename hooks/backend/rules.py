@@ -34,6 +34,7 @@ RULES: dict[str, tuple[str, str]] = {
     "all-duplicate": (ERROR, "no name twice in __all__"),
     "unused-unknown": (ERROR, "every unused-op name matches an operator function (or aten name)"),
     "unused-and-implemented": (WARNING, "an op both implemented and listed unused is dropped"),
+    "specific-ops-ignored": (WARNING, "get_specific_ops() in a tree that uses CUSTOMIZED_UNUSED_OPS is dead code"),
     "op-replaces-nothing": (WARNING, "a vendor op's function name matches a generic FlagGems function"),
     # heuristics, tune configs, arch folders
     "heuristics-shape": (ERROR, "HEURISTICS_CONFIGS is a dict of dicts of callables"),
@@ -42,6 +43,7 @@ RULES: dict[str, tuple[str, str]] = {
     "yaml-syntax": (ERROR, "YAML files parse"),
     "yaml-duplicate-key": (ERROR, "no key twice in one YAML mapping, at any level"),
     "tune-schema": (ERROR, "tune_configs.yaml entries are explicit (META + launch params) or generators"),
+    "tune-unknown-key": (WARNING, "a tune entry key the config loader ignores (vendor compile options)"),
     "tune-key-unreferenced": (WARNING, "a tune key is referenced by some operator code"),
     "arch-map-folder": (ERROR, "ARCH_MAP is a literal str -> str dict whose values are sub-folders"),
     "arch-folder-unreached": (WARNING, "an arch-like sub-folder is reached by some ARCH_MAP key"),

@@ -51,12 +51,18 @@ def _explicit(v: Vendor, path: Path, op: str, entry: YDict) -> None:
         v.add("tune-schema", path, entry.line, f"{op}: META keys must be constexpr names")
     for key in entry:
         if key not in EXPLICIT_KEYS:
-            v.add("tune-schema", path, _line(entry, key, entry.line), f"{op}: unknown key {key!r} "
-                  f"(allowed: {', '.join(EXPLICIT_KEYS)}, or gen/param_map for a generator)")
+            _unknown(v, path, op, key, _line(entry, key, entry.line))
         elif key != "META":
             problem = launch_problem(key, entry[key])
             if problem:
                 v.add("tune-schema", path, _line(entry, key, entry.line), f"{op}: {problem}")
+
+
+def _unknown(v: Vendor, path: Path, op: str, key: Any, line: int) -> None:
+    # FlagGems' loaders copy only the launch parameters they know into triton.Config and drop
+    # the rest, so a vendor compile option (Ascend's `multibuffer`) is ignored, not fatal.
+    v.add("tune-unknown-key", path, line, f"{op}: key {key!r} is ignored by FlagGems' config "
+          f"loader (it reads {', '.join(EXPLICIT_KEYS)}); remove it or pass it another way")
 
 
 def _named_list(v: Vendor, path: Path, op: str, entry: YDict, pkey: str, ref: str, line: int) -> Any:
@@ -66,6 +72,21 @@ def _named_list(v: Vendor, path: Path, op: str, entry: YDict, pkey: str, ref: st
               "non-empty list beside param_map")
         return None
     return target
+
+
+def _values(v: Vendor, path: Path, op: str, entry: YDict, pkey: str, ref: Any, line: int) -> list[Any]:
+    """The values a param_map entry iterates: a named sibling list, an inline list, or a scalar."""
+    if isinstance(ref, str):
+        return list(_named_list(v, path, op, entry, pkey, ref, line) or ())
+    if isinstance(ref, list):  # the loader iterates inline lists as they are
+        if not ref:
+            v.add("tune-schema", path, line, f"{op}: param_map {pkey} is an empty list")
+        return list(ref)
+    if pkey == "META":
+        v.add("tune-schema", path, line, f"{op}: param_map META must be a mapping, a list name "
+              "or a list of mappings")
+        return []
+    return [ref]
 
 
 def _generator(v: Vendor, path: Path, op: str, entry: YDict) -> None:
@@ -78,25 +99,18 @@ def _generator(v: Vendor, path: Path, op: str, entry: YDict) -> None:
     for pkey, ref in pmap.items():
         line = _line(pmap, pkey, pmap.line)
         if pkey not in EXPLICIT_KEYS:
-            v.add("tune-schema", path, line, f"{op}: unknown param_map key {pkey!r} "
-                  f"(allowed: {', '.join(EXPLICIT_KEYS)})")
+            _unknown(v, path, op, f"param_map.{pkey}", line)
         elif pkey == "META" and isinstance(ref, YDict):
             for const, sub in ref.items():
-                if isinstance(sub, str):
-                    _named_list(v, path, op, entry, f"META.{const}", sub, _line(ref, const, line))
-        elif isinstance(ref, str):
-            values = _named_list(v, path, op, entry, pkey, ref, line)
-            for value in values or ():
+                if isinstance(sub, (str, list)):
+                    _values(v, path, op, entry, f"META.{const}", sub, _line(ref, const, line))
+        else:
+            for value in _values(v, path, op, entry, pkey, ref, line):
                 problem = launch_problem(pkey, value) if pkey != "META" else (
                     None if isinstance(value, dict) else f"META list items must be mappings, got {value!r}")
                 if problem:
-                    v.add("tune-schema", path, line, f"{op}: {ref}: {problem}")
-        elif pkey != "META":
-            problem = launch_problem(pkey, ref)
-            if problem:
-                v.add("tune-schema", path, line, f"{op}: {problem}")
-        else:
-            v.add("tune-schema", path, line, f"{op}: param_map META must be a mapping or a list name")
+                    name = f"{ref}: " if isinstance(ref, str) else ""
+                    v.add("tune-schema", path, line, f"{op}: {name}{problem}")
 
 
 def check_tune(v: Vendor, path: Path) -> dict[str, int]:

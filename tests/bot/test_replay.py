@@ -11,6 +11,7 @@ import pytest
 from bot.handlers import HANDLERS, features, run_delivery, wants
 from bot.replay import main
 from hooks.cli import main as cli_main
+from hooks.errors import UsageError
 from tests.bot.handlers_support import clean_backend, deliver, missing_patch_lines, open_pr
 
 
@@ -139,3 +140,16 @@ def test_real_replay_without_app_credentials_is_a_usage_error(tmp_path, monkeypa
     payload.write_text(json.dumps({"action": "opened", "pull_request": {}}))
     assert cli_main(["replay", str(payload), "--event", "pull_request"]) == 2
     assert "GITHUB_APP_ID" in capsys.readouterr().err
+
+
+
+def test_dry_run_names_the_payload_commits_the_checkout_lacks(emu, repo, tmp_path) -> None:
+    pr = open_pr(emu, repo, {"torch_fl/x.py": "y = 1\n"})
+    unrelated = tmp_path / "unrelated"
+    subprocess.run(["git", "init", "-q", str(unrelated)], check=True)
+    subprocess.run(["git", "-C", str(unrelated), "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps(emu.payload(event="pull_request", action="opened", repo=repo, number=1)))
+    with pytest.raises(UsageError, match="are not in this checkout") as exc:
+        main([str(payload), "--event", "pull_request", "--repo", str(unrelated), "--dry-run"])
+    assert pr["head"]["sha"] in str(exc.value) and "fetch origin pull/1/head" in str(exc.value)

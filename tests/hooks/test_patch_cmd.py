@@ -296,3 +296,22 @@ def test_author_that_a_mail_changes_is_refused(make_repo: MakeRepo,
     repo.git("commit", "-q", "-am", "quoted name", env=git_env(GIT_AUTHOR_NAME='J\u00f6rg "JJ" M\u00fcller, Jr'))
     assert patch(repo, "--device-type", "A_X100", "--base-commit-id", base) == 1
     assert "author does not survive" in capsys.readouterr().err
+
+
+def test_corrupt_hetero_file_is_a_usage_error_and_nothing_is_written(
+        work: Repo, capsys: pytest.CaptureFixture[str]) -> None:
+    patch(work, "--device-type", "A_X100", "--base-commit-id", "base")
+    work.write("hardwares/hetero.txt", "not a hetero line\n")
+    snap = work.snapshot()
+    assert patch(work, "--device-type", "A_X100", "B_Y100", "--base-commit-id", "base") == 2
+    assert "hetero.txt: line 1" in capsys.readouterr().err and work.snapshot() == snap
+
+
+def test_hetero_line_merges_into_an_existing_file(work: Repo) -> None:
+    base8 = work.rev("base")[:8]
+    work.write("hardwares/hetero.txt", "# vendors\n00000000: C_Z1 D_Z1\n")
+    patch(work, "--device-type", "A_X100", "--base-commit-id", "base")
+    assert patch(work, "--device-type", "A_X100", "B_Y100", "--base-commit-id", "base") == 0
+    assert (work.path / "hardwares/hetero.txt").read_text() == (
+        f"# vendors\n00000000: C_Z1 D_Z1\n{base8}: A_X100 B_Y100\n")
+    assert (work.path / f"hardwares/B_Y100/{base8}/{base8}.patch").read_bytes() == stored(work)

@@ -56,3 +56,21 @@ def test_scratch_writes_nothing_into_the_repository(vendor_repo: Repo) -> None:
         roundtrip.apply_series(gd, vendor_repo.rev("base"), golden_mails(vendor_repo))
         root = gd.cwd
     assert sorted((vendor_repo.path / ".git").rglob("*")) == before and not root.exists()
+
+
+@pytest.mark.parametrize("date", ["Tue, 25 Nov 2025 10:00:00 -0730", "Thu, 1 Jan 1970 00:00:00 +0000",
+                                  "Mon, 29 Feb 2016 23:59:59 +1400", "Sun, 31 Dec 2045 12:00:00 -1200"])
+def test_mail_date_agrees_with_the_email_package(date: str) -> None:
+    import email.utils
+
+    parsed = email.utils.parsedate_tz(date)
+    assert parsed is not None
+    assert roundtrip.mail_date(date) == f"{email.utils.mktime_tz(parsed)} {date[-5:]}"
+
+
+def test_scratch_directory_honours_tmpdir(vendor_repo: Repo, tmp_path: pytest.TempPathFactory,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    with Scratch(vendor_repo.path) as gd:
+        assert gd.cwd.parent == tmp_path and oct(gd.cwd.stat().st_mode)[-3:] == "700"
+    assert list(tmp_path.iterdir()) == []  # type: ignore[attr-defined]

@@ -172,3 +172,12 @@ def test_heterogeneous_unpatch_needs_the_hetero_line(work: Repo,
 
 def test_git_env_helper_is_pinned() -> None:
     assert git_env()["GIT_CONFIG_GLOBAL"] == os.devnull
+
+
+def test_corrupt_patch_file_is_refused_and_named(work: Repo, capsys: pytest.CaptureFixture[str]) -> None:
+    base8 = work.rev("base")[:8]
+    (work.path / f"hardwares/A_X100/{base8}/{base8}.patch").write_bytes(
+        b"base-commit: " + work.rev("base").encode() + b"\n\x00garbage\n")
+    assert unpatch(work, "--device-type", "A_X100", "--commit-id", base8) == 1
+    assert "not a format-patch series" in capsys.readouterr().err
+    assert not (work.path / "build").exists()
