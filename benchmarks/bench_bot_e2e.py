@@ -1,6 +1,6 @@
 """Time a 300-changed-file PR end to end (issue 5: labels, both check runs, summary within 2 s).
 
-    .venv/bin/python benchmarks/bench_bot_e2e.py [--runs 5] [--files 300] [--spacing 0]
+    .venv/bin/python benchmarks/bench_bot_e2e.py [--runs 5] [--files 300] [--spacing 1.0] [--burst 10]
 
 Starts the GitHub emulator, the real webhook app (Flask, threaded, on a loopback port) and the
 real worker (Huey on SQLite, 2 threads). Each run opens a fresh PR of N changed files (a real
@@ -8,7 +8,8 @@ vendor patch + hetero.txt, edits in a vendor backend folder, PrivateUse1 code, p
 a signed `pull_request.opened` delivery to /webhook and measures from just before the POST to
 the last write the emulator recorded once the PR has its 3 labels, both check runs and the
 summary comment. Run 1 starts with an empty clone cache (cold); the others fetch incrementally.
-`--spacing` is settings.write_spacing_s (production default 1.0 s between writes).
+`--spacing` and `--burst` are settings.write_spacing_s / write_burst (the production defaults:
+bursts of 10 writes per installation, then one per second; bot/pacing.py).
 """
 
 from __future__ import annotations
@@ -60,11 +61,14 @@ def one_run(emu: Emulator, repo: object, url: str, files: dict[str, str | bytes]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark; exit 1 when unspaced writes miss the 2 s target."""
+    """Run the benchmark; exit 1 when a run misses the 2 s target."
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--files", type=int, default=300)
-    parser.add_argument("--spacing", type=float, default=0.0, help="write_spacing_s (default 0)")
+    parser.add_argument("--spacing", type=float, default=1.0,
+                        help="write_spacing_s (default 1.0, the production default)")
+    parser.add_argument("--burst", type=int, default=10,
+                        help="write_burst (default 10, the production default)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="flagbot-e2e-") as tmp:
         root = Path(tmp)
@@ -72,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         with Emulator(root / "gh") as emu:
             repo = emu.create_repo("flagos/FlagScale", files=base_files())
             files = big_pr_files(repo, root / "work", total=args.files)
-            settings = app_settings(emu, root / "state", write_spacing_s=args.spacing)
+            settings = app_settings(emu, root / "state", write_spacing_s=args.spacing,
+                                    write_burst=args.burst)
             with serving(settings) as url:
                 times = []
                 for i in range(args.runs):
@@ -80,9 +85,10 @@ def main(argv: list[str] | None = None) -> int:
                     times.append(seconds)
                     print(f"run {i + 1} ({'cold' if i == 0 else 'warm'} cache): {seconds:.3f} s "
                           f"from POST /webhook to the last of {writes} writes")
-    print(f"{args.files} changed files, write spacing {args.spacing} s: median {statistics.median(times):.3f} s, "
+    print(f"{args.files} changed files, write spacing {args.spacing} s, burst {args.burst}: "
+          f"median {statistics.median(times):.3f} s, "
           f"max {max(times):.3f} s (target: <= 2 s)")
-    return 0 if max(times) <= 2.0 or args.spacing > 0 else 1
+    return 0 if max(times) <= 2.0 else 1
 
 
 if __name__ == "__main__":

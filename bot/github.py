@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
@@ -20,6 +20,7 @@ from github.GithubException import RateLimitExceededExceedsMaxWait, UnknownObjec
 from github.IssueComment import IssueComment
 from urllib3 import Retry
 
+from bot import pacing
 from bot.settings import Settings
 
 # Refresh a token this long before GitHub says it expires, so a delivery never starts with one
@@ -275,7 +276,7 @@ def connect(settings: Settings, installation_id: int) -> Github:
         base_url=settings.api_url,
         retry=make_retry(),
         seconds_between_requests=None,
-        seconds_between_writes=settings.write_spacing_s or None,
+        seconds_between_writes=None,  # paced per installation by PyGithubClient (bot/pacing.py)
         per_page=PER_PAGE,
         lazy=True,
     )
@@ -289,8 +290,10 @@ def is_not_found(exc: GithubException) -> bool:
 class PyGithubClient:
     """`GitHubClient` over PyGithub for one repository; records each write in `actions`."""
 
-    def __init__(self, gh: Github, full_name: str, login: str) -> None:
+    def __init__(self, gh: Github, full_name: str, login: str,
+                 pace: Callable[[], float] = lambda: 0.0) -> None:
         self._gh = gh
+        self._pace = pace
         self._repo = gh.get_repo(full_name)  # lazy: the Github object is lazy
         self.full_name = full_name
         self.bot_login = login
@@ -320,6 +323,7 @@ class PyGithubClient:
         return {lab.name: Label(lab.name, lab.color, lab.description or "") for lab in self._repo.get_labels()}
 
     def create_label(self, label: Label) -> None:
+        self._pace()
         self._repo.create_label(label.name, label.color, label.description)
         self.actions.append(Action("label.create", {"name": label.name, "color": label.color}))
 
@@ -327,10 +331,12 @@ class PyGithubClient:
         return [lab.name for lab in self._repo.get_issue(number).get_labels()]
 
     def add_labels(self, number: int, names: Sequence[str]) -> None:
+        self._pace()
         self._repo.get_issue(number).add_to_labels(*names)
         self.actions.append(Action("label.add", {"pr": number, "names": list(names)}))
 
     def remove_label(self, number: int, name: str) -> None:
+        self._pace()
         try:
             self._repo.get_issue(number).remove_from_labels(name)
         except GithubException as exc:
@@ -348,6 +354,7 @@ class PyGithubClient:
         return refs
 
     def create_check_run(self, head_sha: str, name: str, fields: dict[str, Any]) -> int:
+        self._pace()
         run = self._repo.create_check_run(name=name, head_sha=head_sha, **fields)
         self._runs[run.id] = run
         self.actions.append(Action("check_run.create", _run_detail(name, fields)))
@@ -355,6 +362,7 @@ class PyGithubClient:
 
     def update_check_run(self, run_id: int, fields: dict[str, Any]) -> None:
         run = self._runs.get(run_id) or self._repo.get_check_run(run_id)
+        self._pace()
         run.edit(**fields)
         self.actions.append(Action("check_run.update", {"id": run_id, **_run_detail(run.name, fields)}))
 
@@ -366,6 +374,7 @@ class PyGithubClient:
         return out
 
     def create_comment(self, number: int, body: str) -> int:
+        self._pace()
         c = self._repo.get_issue(number).create_comment(body)
         self._comments[c.id] = c
         self.actions.append(Action("comment.create", {"pr": number, "chars": len(body)}))
@@ -375,6 +384,7 @@ class PyGithubClient:
         c = self._comments.get(comment_id)
         if c is None:  # lazy object: PATCH straight away, no GET first
             c = IssueComment(self._repo.requester, url=f"{self._repo.url}/issues/comments/{comment_id}")
+        self._pace()
         c.edit(body)
         self.actions.append(Action("comment.edit", {"id": comment_id, "chars": len(body)}))
 
@@ -393,4 +403,7 @@ def _run_detail(name: str, fields: dict[str, Any]) -> dict[str, Any]:
 
 def repo_client(settings: Settings, installation_id: int, full_name: str) -> PyGithubClient:
     """The real client for one delivery on `full_name`."""
-    return PyGithubClient(connect(settings, installation_id), full_name, bot_login(settings))
+    bucket = pacing.bucket_for(settings.api_url, installation_id, settings.write_burst,
+                               settings.write_spacing_s)
+    return PyGithubClient(connect(settings, installation_id), full_name, bot_login(settings),
+                          pace=bucket.acquire)

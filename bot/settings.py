@@ -26,8 +26,10 @@ class Settings:
     # the worker inside `flagbot serve` (SQLite mode); tests turn it off to drive it themselves
     run_worker_in_process: bool = True
     worker_threads: int = 2
-    # minimum spacing between write calls to GitHub (their best-practice guidance: ~1 s)
+    # writes to GitHub per installation: `write_burst` at once, then one per `write_spacing_s`
+    # (GitHub's guidance: about a second between content-creating requests; bot/pacing.py)
     write_spacing_s: float = 1.0
+    write_burst: int = 10
     max_body_bytes: int = 25 * 1024 * 1024
 
     @classmethod
@@ -47,6 +49,7 @@ class Settings:
             redis_url=env.get("FLAGBOT_REDIS_URL") or None,
             port=int(env.get("PORT") or 8000),
             write_spacing_s=float(env.get("FLAGBOT_WRITE_SPACING_S") or 1.0),
+            write_burst=int(env.get("FLAGBOT_WRITE_BURST") or 10),
         )
 
     def with_overrides(self, **changes: object) -> Settings:

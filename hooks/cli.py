@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 
 from hooks import __version__
@@ -97,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "e.g. pip install 'flagbot[bot]' or 'flagbot[kernels]'", file=sys.stderr)
         return EXIT_USAGE
     except Exception:  # a crash is never "check failed": 1 would tell users their patch is wrong
+        import traceback  # only on a crash: keeps every command's start-up lighter
+
         traceback.print_exc()
         print("flagbot: internal error (a bug in flagbot); please report it with the "
               "traceback above", file=sys.stderr)

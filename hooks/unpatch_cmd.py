@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,8 +115,11 @@ def build_one(repo: Path, device: str, base: str, patch_rel: str, target: Path) 
     data = (repo / patch_rel).read_bytes()
     mails = patchfile.split_mails(data)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.flagbot-", dir=target.parent))
+    for stale in target.parent.glob(f".{target.name}.flagbot-*"):
+        shutil.rmtree(stale, ignore_errors=True)  # left by a killed run; only flagbot names these
+    tmp = target.parent / f".{target.name}.flagbot-{os.getpid()}-{os.urandom(4).hex()}"
     try:
+        tmp.mkdir()  # inside the try: a Ctrl-C right after creating it still cleans it up
         work = tmp / target.name
         git.run(["clone", "--quiet", "--no-checkout", "--no-tags", str(repo), str(work)],
                 cwd=tmp)

@@ -96,10 +96,18 @@ def test_forbidden_without_rate_limit_is_not_retried(emu, settings, repo) -> Non
 
 def test_writes_are_spaced(emu, settings, repo) -> None:
     pr = open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
-    deliver(emu, settings.with_overrides(write_spacing_s=0.2), repo, pr["number"])
+    deliver(emu, settings.with_overrides(write_spacing_s=0.2, write_burst=1), repo, pr["number"])
     stamps = [c.ts for c in emu.writes()]
     assert len(stamps) >= 4
     assert min(b - a for a, b in zip(stamps, stamps[1:], strict=False)) >= 0.18
+
+
+def test_one_prs_writes_go_out_in_a_burst_at_the_production_spacing(emu, settings, repo) -> None:
+    pr = open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
+    deliver(emu, settings.with_overrides(write_spacing_s=1.0, write_burst=10), repo, pr["number"])
+    stamps = [c.ts for c in emu.writes()]
+    assert 4 <= len(stamps) <= 10
+    assert stamps[-1] - stamps[0] < 1.0  # a fixed 1 s gap would take len(stamps) - 1 seconds
 
 
 def test_every_call_goes_to_the_configured_api_url(emu, settings, repo) -> None:

@@ -181,3 +181,10 @@ def test_corrupt_patch_file_is_refused_and_named(work: Repo, capsys: pytest.Capt
     assert unpatch(work, "--device-type", "A_X100", "--commit-id", base8) == 1
     assert "not a format-patch series" in capsys.readouterr().err
     assert not (work.path / "build").exists()
+
+
+def test_leftovers_of_a_killed_build_are_removed(work: Repo) -> None:
+    stale = work.path / "build/A_X100" / f".{work.path.name}.flagbot-killed"
+    (stale / "x").mkdir(parents=True)
+    assert unpatch(work, "--device-type", "A_X100", "--commit-id", work.rev("base")[:8]) == 0
+    assert not stale.exists()

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from bot.pacing import WriteBucket, bucket_for
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_burst_goes_out_at_once_then_one_write_per_spacing() -> None:
+    clock = FakeClock()
+    bucket = WriteBucket(3, 1.0, clock=clock, sleep=clock.sleep)
+    waits = [bucket.acquire() for _ in range(5)]
+    assert waits[:3] == [0.0, 0.0, 0.0]
+    assert waits[3:] == [1.0, 1.0]
+
+
+def test_idle_time_refills_the_bucket_up_to_the_burst() -> None:
+    clock = FakeClock()
+    bucket = WriteBucket(2, 0.5, clock=clock, sleep=clock.sleep)
+    for _ in range(2):
+        bucket.acquire()
+    clock.now += 60
+    assert [bucket.acquire() for _ in range(3)] == [0.0, 0.0, 0.5]
+
+
+def test_zero_spacing_never_waits() -> None:
+    clock = FakeClock()
+    bucket = WriteBucket(1, 0.0, clock=clock, sleep=clock.sleep)
+    assert sum(bucket.acquire() for _ in range(50)) == 0.0
+
+
+def test_one_bucket_per_installation() -> None:
+    a = bucket_for("http://x", 1, 10, 1.0)
+    assert bucket_for("http://x", 1, 10, 1.0) is a
+    assert bucket_for("http://x", 2, 10, 1.0) is not a
