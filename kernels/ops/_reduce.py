@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.spec import Case, Inputs, numel, randn
+from kernels.spec import Case, Inputs, OpSpec, numel, randn
 
 
 @triton.jit
@@ -96,3 +96,19 @@ def bytes_moved(case: Case, dtype: torch.dtype) -> int:
 CI_CASES = (Case((4, 33), {"dim": -1}), Case((5, 6, 7), {"dim": 1}), Case((17, 8), {"dim": 0}))
 FULL_CASES = (Case((4096, 4096), {"dim": -1}), Case((4096, 4096), {"dim": 0}),
               Case((64, 4096, 64), {"dim": 1}))
+
+
+def reduction_spec(name: str, aten: tuple[str, ...], generic: Any, reference: Any) -> OpSpec:
+    """The spec shared by the one-dim reductions (sum, mean): same cases, bytes and FLOPs."""
+    return OpSpec(
+        name=name,
+        aten=aten,
+        generic=generic,
+        reference=reference,
+        make_inputs=make_inputs,
+        ci_cases=CI_CASES,
+        full_cases=FULL_CASES,
+        bytes_moved=bytes_moved,
+        flops=lambda case: numel(case.shape),
+        reduce_size=reduced_size,
+    )
