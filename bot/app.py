@@ -10,10 +10,14 @@ import json
 import logging
 import re
 import threading
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from flask import Flask, Response, request
+from werkzeug.exceptions import InternalServerError
+from werkzeug.http import HTTP_STATUS_CODES
+from werkzeug.wsgi import get_content_length, get_input_stream
 
 from bot import metrics
 from bot.ledger import Ledger, open_ledger
@@ -21,6 +25,9 @@ from bot.queue import DeliveryQueue
 from bot.settings import Settings
 from bot.signature import verify
 from bot.worker import Wants, load_handlers
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +80,12 @@ def reply(code: int, **body: Any) -> Response:
     return Response(json.dumps(body), status=code, mimetype="application/json")
 
 
-def read_body(limit: int) -> bytes | None:
+def read_body(stream: IO[bytes], limit: int) -> bytes | None:
     """The raw request body, or None when it is longer than `limit` (streamed bodies included)."""
     chunks: list[bytes] = []
     total = 0
     while True:
-        chunk = request.stream.read(READ_CHUNK)
+        chunk = stream.read(READ_CHUNK)
         if not chunk:
             return b"".join(chunks)
         total += len(chunk)
@@ -98,43 +105,51 @@ def parse_payload(body: bytes, content_type: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def ingest(settings: Settings, backend: Backend, wants: Wants) -> Response:
-    """Handle one POST /webhook (see the module docstring for the order of checks)."""
+Answer = tuple[int, dict[str, Any]]
+
+
+def ingest(settings: Settings, backend: Backend, wants: Wants, environ: WSGIEnvironment) -> Answer:
+    """Handle one POST /webhook (see the module docstring for the order of checks).
+
+    It reads the WSGI environ the way Flask's `request` does (werkzeug's own helpers), so the
+    raw-WSGI fast path (`WebhookFastPath`) and the Flask view give the same answers.
+    """
     limit = settings.max_body_bytes
-    if request.content_length is not None and request.content_length > limit:
+    content_length = get_content_length(environ)
+    if content_length is not None and content_length > limit:
         metrics.delivery("unknown", "too_large")
-        return reply(413, error=f"body of {request.content_length} bytes is over the {limit}-byte limit")
-    body = read_body(limit)
+        return 413, {"error": f"body of {content_length} bytes is over the {limit}-byte limit"}
+    body = read_body(get_input_stream(environ), limit)
     if body is None:
         metrics.delivery("unknown", "too_large")
-        return reply(413, error=f"body is over the {limit}-byte limit")
+        return 413, {"error": f"body is over the {limit}-byte limit"}
     secrets = [s for s in (settings.webhook_secret, settings.webhook_secret_previous) if s]
     if not secrets:
         log.error("webhook refused: %s", NO_SECRET)
         metrics.delivery("unknown", "no_secret")
-        return reply(401, error=NO_SECRET)
-    if not verify(body, request.headers.get("X-Hub-Signature-256"), secrets):
+        return 401, {"error": NO_SECRET}
+    if not verify(body, environ.get("HTTP_X_HUB_SIGNATURE_256"), secrets):
         log.warning("webhook refused from %s: bad or missing X-Hub-Signature-256",
-                    request.remote_addr)
+                    environ.get("REMOTE_ADDR"))
         metrics.delivery("unknown", "bad_signature")
-        return reply(401, error="bad or missing X-Hub-Signature-256 (check the App's webhook secret)")
-    event = request.headers.get("X-GitHub-Event", "")
-    delivery_id = request.headers.get("X-GitHub-Delivery", "")
+        return 401, {"error": "bad or missing X-Hub-Signature-256 (check the App's webhook secret)"}
+    event = environ.get("HTTP_X_GITHUB_EVENT", "")
+    delivery_id = environ.get("HTTP_X_GITHUB_DELIVERY", "")
     if not event or not DELIVERY_ID.match(delivery_id):
         metrics.delivery(event or "unknown", "bad_request")
-        return reply(400, error="missing X-GitHub-Event or a valid X-GitHub-Delivery header")
-    payload = parse_payload(body, request.headers.get("Content-Type", ""))
+        return 400, {"error": "missing X-GitHub-Event or a valid X-GitHub-Delivery header"}
+    payload = parse_payload(body, environ.get("CONTENT_TYPE", ""))
     if payload is None:
         metrics.delivery(event, "bad_request")
-        return reply(400, error="body is not a JSON object")
+        return 400, {"error": "body is not a JSON object"}
     if event == "ping":
         metrics.delivery(event, "pong")
-        return reply(200, msg="pong", zen=payload.get("zen"))
+        return 200, {"msg": "pong", "zen": payload.get("zen")}
     return record_and_queue(backend, wants, event, delivery_id, payload, body)
 
 
 def record_and_queue(backend: Backend, wants: Wants, event: str, delivery_id: str,
-                     payload: dict[str, Any], body: bytes) -> Response:
+                     payload: dict[str, Any], body: bytes) -> Answer:
     """Ledger first, queue second: a row never goes missing, a lost message is swept up."""
     action = payload.get("action") if isinstance(payload.get("action"), str) else None
     repo_obj = payload.get("repository")
@@ -146,18 +161,18 @@ def record_and_queue(backend: Backend, wants: Wants, event: str, delivery_id: st
     except Exception as exc:
         log.exception("delivery %s: ledger unavailable", delivery_id)
         metrics.delivery(event, "ledger_error")
-        return reply(503, error=f"ledger unavailable ({exc}); GitHub can redeliver this later")
+        return 503, {"error": f"ledger unavailable ({exc}); GitHub can redeliver this later"}
     if recorded.enqueue:
         try:
             backend.queue.enqueue(delivery_id)
         except Exception as exc:
             log.exception("delivery %s: queue unavailable", delivery_id)
             metrics.delivery(event, "queue_error")
-            return reply(503, error=f"queue unavailable ({exc}); the delivery is recorded and "
-                         "runs when a worker's sweep finds it or GitHub redelivers it")
+            return 503, {"error": f"queue unavailable ({exc}); the delivery is recorded and "
+                         "runs when a worker's sweep finds it or GitHub redelivers it"}
     metrics.delivery(event, recorded.outcome)
-    return reply(202, delivery=delivery_id, event=event, outcome=recorded.outcome,
-                 note=recorded.note)
+    return 202, {"delivery": delivery_id, "event": event, "outcome": recorded.outcome,
+                 "note": recorded.note}
 
 
 def health(settings: Settings, backend: Backend) -> Response:
@@ -178,6 +193,39 @@ def health(settings: Settings, backend: Backend) -> Response:
     return reply(200 if ok else 503, status="ok" if ok else "unhealthy", checks=checks)
 
 
+class WebhookFastPath:
+    """WSGI middleware: `POST /webhook` without Flask's request/response machinery.
+
+    The hot path is one view; Flask's routing, contexts and Response objects cost about as much
+    CPU as the view itself (benchmarks/RESULTS.md, "Ingest"). Same checks, same answers (status
+    line, JSON body, Content-Type, Content-Length) as the Flask view; everything else (/healthz,
+    /metrics, other methods on /webhook) goes to Flask.
+    """
+
+    def __init__(self, app: Flask, inner: WSGIApplication,
+                 handle: Callable[[WSGIEnvironment], Answer]) -> None:
+        self.app = app
+        self.inner = inner
+        self.handle = handle
+
+    def __call__(self, environ: WSGIEnvironment,
+                 start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") != "/webhook" or environ.get("REQUEST_METHOD") != "POST":
+            return self.inner(environ, start_response)
+        try:
+            code, body = self.handle(environ)
+        except Exception:
+            # what Flask does with an unhandled exception in a view
+            if self.app.config["PROPAGATE_EXCEPTIONS"] or self.app.testing:
+                raise
+            self.app.logger.error("Exception on /webhook [POST]", exc_info=True)
+            return InternalServerError()(environ, start_response)
+        data = json.dumps(body).encode()
+        start_response(f"{code} {HTTP_STATUS_CODES[code].upper()}",
+                       [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+        return [data]
+
+
 def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
                ledger: Ledger | None = None, queue: DeliveryQueue | None = None) -> Flask:
     """Build the app; `wants` defaults to the handlers' (`bot.handlers.wants`)."""
@@ -190,8 +238,9 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
 
     @app.post("/webhook")
     def webhook() -> Response:
-        """Receive one GitHub delivery."""
-        return ingest(settings, backend, wants)
+        """Receive one GitHub delivery (served by `WebhookFastPath` in front of this app)."""
+        code, body = ingest(settings, backend, wants, request.environ)
+        return reply(code, **body)
 
     @app.get("/healthz")
     def healthz() -> Response:
@@ -206,4 +255,6 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
         return Response(metrics.render(state), content_type=metrics.CONTENT_TYPE)
 
     app.extensions["flagbot"] = backend
+    app.wsgi_app = WebhookFastPath(app, app.wsgi_app,  # type: ignore[method-assign]
+                                   lambda environ: ingest(settings, backend, wants, environ))
     return app

@@ -54,8 +54,12 @@ def _reentrant(settings: Settings, full_name: str, timeout_s: float) -> Iterator
 @contextmanager
 def _file_lock(settings: Settings, full_name: str, timeout_s: float) -> Iterator[None]:
     folder = settings.state_dir / "locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder / lock_file_name(full_name), os.O_RDWR | os.O_CREAT, 0o644)
+    path = folder / lock_file_name(full_name)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except FileNotFoundError:  # first lock in this state dir: make the folder (not every time)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + timeout_s
         while True:
