@@ -13,8 +13,11 @@ Tested on git 2.39.5. Version-dependent flags used elsewhere: `mailinfo --quoted
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from hooks.errors import UsageError
@@ -119,18 +122,27 @@ def run(
     check: bool = True,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run git in `cwd` (never the process cwd); raise GitError on failure when `check`."""
-    proc = subprocess.run(
-        command(args, git_dir=git_dir),
-        cwd=str(cwd),
-        env=clean_env(env, isolated=isolated),
-        input=stdin,
-        stdin=None if stdin is not None else subprocess.DEVNULL,
-        capture_output=True,
-        check=False,
-    )
-    if check and proc.returncode != 0:
-        raise GitError(args, proc.returncode, proc.stdout, proc.stderr)
-    return proc
+    proc = start(args, cwd=cwd, git_dir=git_dir, env=env, isolated=isolated)
+    return finish(proc, args, stdin=stdin, check=check)
+
+
+@contextmanager
+def interrupts_held() -> Iterator[list[int]]:
+    """Hold Ctrl-C while a child process is being created; the caller acts on it afterwards.
+
+    A KeyboardInterrupt raised inside Popen() after the fork leaves a git process nobody waits
+    for or kills, and it goes on writing into folders flagbot is already cleaning up. Python
+    runs signal handlers in the main thread only, so other threads (the bot's) need nothing.
+    """
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield caught
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: caught.append(signum))
+    try:
+        yield caught
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def start(
@@ -142,9 +154,15 @@ def start(
     isolated: bool = False,
 ) -> subprocess.Popen[bytes]:
     """Start git without waiting (to overlap independent commands); pair with `finish`."""
-    return subprocess.Popen(command(args, git_dir=git_dir), cwd=str(cwd),
-                            env=clean_env(env, isolated=isolated), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with interrupts_held() as caught:
+        proc = subprocess.Popen(command(args, git_dir=git_dir), cwd=str(cwd),
+                                env=clean_env(env, isolated=isolated), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if caught:  # Ctrl-C came while the child was being created: stop it, then honour it
+        proc.kill()
+        proc.wait()
+        raise KeyboardInterrupt
+    return proc
 
 
 def finish(proc: subprocess.Popen[bytes], args: Sequence[str], *, stdin: bytes | None = None,

@@ -60,3 +60,16 @@ def test_resolve_commits_resolves_several_or_names_the_bad_one(make_repo: MakeRe
     assert git.resolve_commits(repo.path, ["v1", "HEAD"], whats=["base", "cur"]) == [one, one]
     with pytest.raises(UsageError, match="cur 'nope' is not a commit"):
         git.resolve_commits(repo.path, ["v1", "nope"], whats=["base", "cur"])
+
+
+def test_ctrl_c_while_a_child_is_created_is_held_until_after() -> None:
+    import os
+    import signal
+
+    from hooks.git import interrupts_held
+
+    before = signal.getsignal(signal.SIGINT)
+    with interrupts_held() as caught:
+        os.kill(os.getpid(), signal.SIGINT)  # would raise KeyboardInterrupt here otherwise
+    assert caught == [signal.SIGINT]
+    assert signal.getsignal(signal.SIGINT) is before
