@@ -1,5 +1,6 @@
 """Multi-row kernels shared by softmax, log_softmax and rms_norm (ROWS rows per program)."""
 
+import torch
 import triton
 import triton.language as tl
 
@@ -71,3 +72,22 @@ def softmax_long_kernel(x_ptr, out_ptr, N, LOG: tl.constexpr, BLOCK_N: tl.conste
 def launch_rows(kernel, m, n, *args):
     rows = HEURISTICS_CONFIGS["softmax"]["ROWS"]({"N": n})
     kernel[(triton.cdiv(m, rows),)](*args)
+
+
+MAX_N = 16384  # longer rows would spill registers at ROWS=1: they take the looped kernel
+LONG_BLOCK = 4096
+
+
+def softmax_last_dim(x, dim, dtype, log, name):
+    """softmax (log=False) or log_softmax (log=True) along the last dim; shared by both ops."""
+    if dim not in (-1, x.dim() - 1):
+        raise NotImplementedError(f"{name}: only the last dim is supported, got dim={dim}")
+    x = x.contiguous() if dtype is None else x.contiguous().to(dtype)
+    n = x.shape[-1]
+    m = x.numel() // n
+    out = torch.empty_like(x)
+    if n > MAX_N:
+        softmax_long_kernel[(m,)](x, out, n, log, BLOCK_N=LONG_BLOCK, num_warps=8)
+        return out
+    launch_rows(softmax_rows_kernel, m, n, x, out, m, n, log)
+    return out

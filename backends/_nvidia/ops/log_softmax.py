@@ -1,22 +1,7 @@
 """log_softmax along the last dim (an op the generic library lacks), several rows per program."""
 
-import torch
-
-from ._rows import launch_rows, softmax_long_kernel, softmax_rows_kernel
-
-MAX_N = 16384  # longer rows would spill registers at ROWS=1: they take the looped kernel
-LONG_BLOCK = 4096
+from ._rows import softmax_last_dim
 
 
 def log_softmax(x, dim=-1, dtype=None):
-    if dim not in (-1, x.dim() - 1):
-        raise NotImplementedError(f"log_softmax: only the last dim is supported, got dim={dim}")
-    x = x.contiguous() if dtype is None else x.contiguous().to(dtype)
-    n = x.shape[-1]
-    m = x.numel() // n
-    out = torch.empty_like(x)
-    if n > MAX_N:
-        softmax_long_kernel[(m,)](x, out, n, True, BLOCK_N=LONG_BLOCK, num_warps=8)
-        return out
-    launch_rows(softmax_rows_kernel, m, n, x, out, m, n, True)
-    return out
+    return softmax_last_dim(x, dim, dtype, True, "log_softmax")

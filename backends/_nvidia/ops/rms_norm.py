@@ -2,9 +2,7 @@
 
 import torch
 
-from ._rows import launch_rows, rms_norm_rows_kernel
-
-MAX_N = 16384
+from ._rows import MAX_N, launch_rows, rms_norm_rows_kernel
 
 
 def rms_norm(x, normalized_shape, weight, eps=None):
