@@ -3,7 +3,8 @@
 Run:  .venv/bin/python benchmarks/bench_bot.py            (about 40 s; --help for the knobs)
 
 The server runs as in production SQLite mode: gunicorn plus the in-process consumer, which
-drains the queue during the load (with no-op handlers from this file). Phase 1 sends deliveries at a fixed rate (default 500/s for 10 s) and reports the ack latency
+drains the queue during the load (with no-op handlers from this file); the state dir is on the
+temporary folder's disk, as a real one would be. Phase 1 sends deliveries at a fixed rate (default 500/s for 10 s) and reports the ack latency
 percentiles, measured from each request's planned send time (so a stall cannot hide queued-up
 requests). Phase 2 fires a burst of 10,000 as fast as the clients go and then checks that every
 one of them is in the ledger and the queue. The load comes from several processes, each with one
@@ -180,7 +181,8 @@ def start_server(state_dir: Path, port: int, args: argparse.Namespace) -> subpro
                PYTHONPATH=os.pathsep.join(path))
     cmd = [sys.executable, "-m", "hooks.cli", "serve", "--bind", f"127.0.0.1:{port}",
            "--workers", str(args.workers), "--threads", str(args.threads), "--log-level", "warning",
-           "--handlers", args.handlers, *(["--no-worker"] if args.no_worker else [])]
+           "--handlers", args.handlers, *(["--no-worker"] if args.no_worker else []),
+           *(["--worker-class", args.worker_class] if args.worker_class else [])]
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT)
     deadline = time.time() + 30
     while time.time() < deadline:
@@ -203,6 +205,8 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=4, help="load processes")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker")
+    parser.add_argument("--worker-class", default=None,
+                        help="gunicorn worker class for serve (default: serve's own default)")
     parser.add_argument("--no-worker", action="store_true",
                         help="ingest only: no consumer in serve (the queue just grows)")
     parser.add_argument("--handlers", default="bench_bot",

@@ -9,22 +9,21 @@ returned, so a redelivery of anything else runs again and a crashed worker's row
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sqlite3
 import threading
 import time
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from bot.sqlite_store import WriteLock, lock_path, tune
+
 STATUSES = ("queued", "running", "done", "failed", "dropped")
-# SQLite's automatic WAL checkpoint (every 1000 pages) stays on the request path: measured, one
-# request in a few hundred paying for it keeps p99 lower than a background checkpointer, whose
-# fsync stalls every writer for its duration (benchmarks/RESULTS.md, "Bot ingest").
 # handler runs per (re)delivery: the first try plus two retries with back-off
 MAX_TRIES = 3
 
@@ -91,45 +90,54 @@ def decide(status: str, lease_until: float | None, now: float, wanted: bool) -> 
     return Recorded("requeued", True, f"was {status}; queued again")
 
 
+# Every byte written is written three times (WAL, checkpoint, and the page cache's writeback
+# in between), and at a few hundred deliveries a second the disk is what stalls a commit. So:
+# payloads are stored zlib-compressed (GitHub's JSON shrinks ~10x, below one page), and in their
+# own table, because SQLite rewrites a whole record on every update and a delivery's status
+# changes (claim, finish) would copy its payload each time; deliveries is keyed by its id
+# (without rowid: no second index to update); payloads by an integer that grows (appends).
 SCHEMA = """
 create table if not exists deliveries (
-    id text primary key, event text not null, action text, repo text, payload blob not null,
+    id text primary key, event text not null, action text, repo text,
     status text not null, attempts integer not null default 0, tries_left integer not null,
     error text, received_at real not null, updated_at real not null, finished_at real,
-    redeliveries integer not null default 0, owner text, lease_until real, result text);
+    redeliveries integer not null default 0, owner text, lease_until real, result text,
+    payload_ref integer) without rowid;
 create index if not exists deliveries_status on deliveries (status, updated_at);
+create table if not exists payloads (ref integer primary key, codec text not null,
+                                     data blob not null);
 create table if not exists health (k text primary key, v real);
 """
-COLUMNS = ("id, event, action, repo, payload, status, attempts, tries_left, error, received_at, "
-           "updated_at, finished_at, redeliveries, owner, lease_until, result")
+ROW_COLUMNS = ("event, action, repo, status, attempts, tries_left, error, received_at, "
+               "updated_at, finished_at, redeliveries, owner, lease_until, result")
+# a ledger written before payloads had their own table: every row is kept, payloads move out
+MIGRATE_PAYLOADS = f"""
+alter table deliveries rename to deliveries_v1;
+drop index if exists deliveries_status;
+{SCHEMA}
+insert into payloads (ref, codec, data) select rowid, 'raw', payload from deliveries_v1;
+insert into deliveries (id, {ROW_COLUMNS}, payload_ref)
+    select id, {ROW_COLUMNS}, rowid from deliveries_v1;
+drop table deliveries_v1;
+"""
 
 
-class WriteLock:
-    """Serialises the writers of one SQLite file across threads and processes.
+def pack(payload: bytes) -> tuple[str, bytes]:
+    """(codec, data) to store for a payload: zlib when that is smaller."""
+    packed = zlib.compress(payload, 1)  # level 1: ~75 us for 14 KB, within 30 % of level 9
+    return ("zlib", packed) if len(packed) < len(payload) else ("raw", payload)
 
-    SQLite's own busy handler makes a blocked writer sleep 1, 2, 5, 10... ms and poll again, so
-    two gunicorn workers and the consumer writing at once add milliseconds of pure waiting to an
-    acknowledgement. A blocking flock hands the file over the moment the holder commits.
-    """
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._thread_lock = threading.Lock()
-        self._fd: int | None = None
-        self._pid = 0
+def unpack(codec: str | None, data: bytes | None) -> bytes:
+    """The payload bytes as GitHub sent them."""
+    if data is None:
+        return b""
+    return zlib.decompress(data) if codec == "zlib" else bytes(data)
 
-    @contextmanager
-    def held(self) -> Iterator[None]:
-        """Hold the write lock for one short transaction."""
-        with self._thread_lock:
-            if self._fd is None or self._pid != os.getpid():  # never share an fd across a fork
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-                self._pid = os.getpid()
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+def row_to_delivery(row: tuple[Any, ...], payload: bytes) -> Delivery:
+    """A Delivery from `id, ROW_COLUMNS` and the payload."""
+    return Delivery(row[0], row[1], row[2], row[3], payload, *row[4:])
 
 
 class SqliteLedger:
@@ -140,9 +148,13 @@ class SqliteLedger:
         self.busy_timeout_s = busy_timeout_s
         path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
-        self.write_lock = WriteLock(path.with_name(path.name + ".lock"))
+        self.write_lock = WriteLock(lock_path(path))
         with self.write_lock.held():
-            self._conn().executescript(SCHEMA)  # idempotent DDL; executescript commits by itself
+            conn = self._conn()
+            columns = {r[1] for r in conn.execute("pragma table_info(deliveries)")}
+            if "payload" in columns:
+                conn.executescript(f"begin immediate; {MIGRATE_PAYLOADS} commit;")
+            conn.executescript(SCHEMA)  # idempotent DDL; executescript commits by itself
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -150,10 +162,7 @@ class SqliteLedger:
         if conn is None or getattr(self._local, "pid", None) != os.getpid():
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
             conn.execute(f"pragma busy_timeout={int(self.busy_timeout_s * 1000)}")
-            conn.execute("pragma journal_mode=wal")
-            # WAL + NORMAL: a commit survives a crash of any process; only power loss can drop
-            # the last commits, and GitHub redelivers those (see docs/bot.md)
-            conn.execute("pragma synchronous=normal")
+            tune(conn)
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
@@ -175,13 +184,15 @@ class SqliteLedger:
         """Insert a new delivery, or apply the redelivery rules to a known one."""
         now = time.time()
         status = "queued" if wanted else "dropped"
-        conn = self._conn()
-        # the common case is one autocommit statement: a single short write transaction
-        with self.write_lock.held():
+        with self._tx() as conn:
             cur = conn.execute(
-                "insert into deliveries (id, event, action, repo, payload, status, tries_left, "
-                "received_at, updated_at) values (?,?,?,?,?,?,?,?,?) on conflict(id) do nothing",
-                (delivery_id, event, action, repo, payload, status, MAX_TRIES, now, now))
+                "insert into deliveries (id, event, action, repo, status, tries_left, "
+                "received_at, updated_at) values (?,?,?,?,?,?,?,?) on conflict(id) do nothing",
+                (delivery_id, event, action, repo, status, MAX_TRIES, now, now))
+            if cur.rowcount == 1:
+                ref = conn.execute("insert into payloads (codec, data) values (?, ?)",
+                                   pack(payload)).lastrowid
+                conn.execute("update deliveries set payload_ref=? where id=?", (ref, delivery_id))
         if cur.rowcount == 1:
             return Recorded(status, wanted, "" if wanted else "no handler for this event")
         with self._tx() as conn:
@@ -203,9 +214,14 @@ class SqliteLedger:
                 "update deliveries set status='running', attempts=attempts+1, "
                 "tries_left=max(tries_left-1, 0), owner=?, lease_until=?, updated_at=? "
                 "where id=? and (status='queued' or (status='running' and lease_until<?)) "
-                f"returning {COLUMNS}", (owner, now + lease_s, now, delivery_id, now))
+                f"returning id, {ROW_COLUMNS}, payload_ref",
+                (owner, now + lease_s, now, delivery_id, now))
             row = cur.fetchone()
-        return None if row is None else Delivery(*row)
+        if row is None:
+            return None
+        found = self._conn().execute("select codec, data from payloads where ref=?",
+                                     (row[-1],)).fetchone()
+        return row_to_delivery(row[:-1], unpack(*(found or (None, None))))
 
     def finish(self, delivery_id: str, owner: str, result: str) -> bool:
         """Mark done; False when `owner` no longer holds the row (its lease was taken over)."""
@@ -252,9 +268,10 @@ class SqliteLedger:
 
     def get(self, delivery_id: str) -> Delivery | None:
         """The row for `delivery_id`, or None."""
-        row = self._conn().execute(f"select {COLUMNS} from deliveries where id=?",
-                                   (delivery_id,)).fetchone()
-        return None if row is None else Delivery(*row)
+        row = self._conn().execute(
+            f"select id, {ROW_COLUMNS}, codec, data from deliveries "
+            "left join payloads on ref = payload_ref where id=?", (delivery_id,)).fetchone()
+        return None if row is None else row_to_delivery(row[:-2], unpack(row[-2], row[-1]))
 
     def counts(self) -> dict[str, int]:
         """Number of rows per status."""

@@ -16,24 +16,25 @@ from huey import Huey, RedisHuey
 from huey.constants import EmptyData
 from huey.storage import SqliteStorage
 
-from bot.ledger import WriteLock
 from bot.settings import Settings
+from bot.sqlite_store import WriteLock, lock_path, tune
 
 TASK_NAME = "process_delivery"
 QUEUE_NAME = "flagbot"
 
 
 class WalSqliteStorage(SqliteStorage):  # type: ignore[misc]
-    """Huey's SQLite storage with WAL + synchronous=NORMAL (no fsync per enqueue, see docs/bot.md)
-    and writers handed over by a flock instead of SQLite's sleeping busy handler."""
+    """Huey's SQLite storage tuned like the ledger (bot/sqlite_store.py: WAL, no fsync per
+    enqueue, checkpoints off the request path) and writers handed over by a flock instead of
+    SQLite's sleeping busy handler."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.write_lock = WriteLock(Path(kwargs["filename"] + ".lock"))
+        self.write_lock = WriteLock(lock_path(Path(kwargs["filename"])))
         super().__init__(*args, **kwargs)
 
     def _create_connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection = super()._create_connection()
-        conn.execute("pragma synchronous=normal")
+        tune(conn)
         return conn
 
     @contextmanager

@@ -99,6 +99,27 @@ def test_serve_uses_two_gunicorn_workers(served) -> None:
     assert len(workers.stdout.split()) == 2
 
 
+def test_serve_runs_the_keep_alive_worker_and_background_checkpoints(served) -> None:
+    srv, _ = served
+    (master,) = subprocess.run(["pgrep", "-P", str(srv.proc.pid)], capture_output=True,
+                               text=True).stdout.split()
+    command = Path(f"/proc/{master}/cmdline").read_bytes().split(b"\0")
+    assert b"bot.serve_worker.KeepAliveWorker" in command
+    environ = Path(f"/proc/{master}/environ").read_bytes().split(b"\0")
+    assert b"FLAGBOT_SQLITE_CHECKPOINTS=background" in environ
+
+
+def test_serve_can_run_gunicorns_own_gthread_worker(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "state")
+    srv = Served(settings, "--worker-class", "gthread")
+    try:
+        assert post(srv.url, payload(dir=str(tmp_path)), delivery="gt-1").status_code == 202
+        led = SqliteLedger(settings.state_dir / "ledger.db")
+        wait_for(lambda: led.get("gt-1").status == "done", 20, "the delivery done")
+    finally:
+        assert srv.stop() == 0
+
+
 def test_serve_starts_on_a_fresh_machine_without_github_settings(tmp_path: Path) -> None:
     settings = Settings(state_dir=tmp_path / "fresh" / ".flagbot")  # no secret, no app id
     srv = Served(settings, bind=False)  # PORT from the environment
@@ -137,3 +158,15 @@ def test_worker_rejects_bad_retry_delays(capsys: pytest.CaptureFixture[str]) -> 
     args = ["worker", "--handlers", "tests.bot.core_support", "--retry-delays", "soon"]
     assert main(args) == 2
     assert "--retry-delays" in capsys.readouterr().err
+
+
+def test_settle_heap_freezes_what_is_loaded() -> None:
+    import gc
+
+    from bot.cli import settle_heap
+
+    try:
+        settle_heap()
+        assert gc.get_freeze_count() > 1000  # Flask, Huey, ... are out of the collector's way
+    finally:
+        gc.unfreeze()

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import threading
 import time
@@ -180,3 +182,62 @@ def test_sqlite_ledger_gives_each_thread_its_own_connection(tmp_path: Path) -> N
     t.start()
     t.join()
     assert seen[0] != id(led._conn())
+
+
+OLD_LAYOUT = """
+create table deliveries (
+    id text primary key, event text not null, action text, repo text, payload blob not null,
+    status text not null, attempts integer not null default 0, tries_left integer not null,
+    error text, received_at real not null, updated_at real not null, finished_at real,
+    redeliveries integer not null default 0, owner text, lease_until real, result text);
+create index deliveries_status on deliveries (status, updated_at);
+insert into deliveries values ('old-done', 'pull_request', 'opened', 'o/r', x'7b7d', 'done', 1, 2,
+    null, 1.0, 2.0, 2.0, 0, 'w', null, '{}');
+insert into deliveries values ('old-queued', 'push', null, 'o/r', x'7b2261223a317d', 'queued', 0, 3,
+    null, 3.0, 3.0, null, 1, null, null, null);
+"""
+
+
+def test_a_ledger_from_before_the_payload_split_keeps_every_row(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(OLD_LAYOUT)
+    led = SqliteLedger(path)
+    done, queued = led.get("old-done"), led.get("old-queued")
+    assert (done.status, done.payload, done.result, done.finished_at) == ("done", b"{}", "{}", 2.0)
+    assert (queued.status, queued.payload_json(), queued.redeliveries) == ("queued", {"a": 1}, 1)
+    assert led.counts()["queued"] == 1 and led.counts()["done"] == 1
+    assert led.claim("old-queued", "w1", 30).payload == b'{"a":1}'
+    assert add(led, "new").outcome == "queued" and led.get("new").payload_json() == {"action": "opened"}
+    SqliteLedger(path)  # opening the migrated file again changes nothing
+    assert led.get("old-done").status == "done"
+    with sqlite3.connect(path) as conn:
+        columns = {r[1] for r in conn.execute("pragma table_info(deliveries)")}
+        indexes = {r[0] for r in conn.execute("select name from sqlite_master where type='index'")}
+    assert "payload" not in columns and "deliveries_status" in indexes
+
+
+def stored_payloads(path: Path) -> list[tuple[str, int]]:
+    with sqlite3.connect(path) as conn:
+        return [(codec, len(data)) for codec, data in conn.execute("select codec, data from payloads")]
+
+
+def test_payloads_are_stored_compressed_and_read_back_exactly(tmp_path: Path) -> None:
+    led = SqliteLedger(tmp_path / "ledger.db")
+    body = json.dumps({"repository": {"url": "https://api.github.com/repos/o/r"},
+                       "files": [f"https://api.github.com/repos/o/r/contents/f{i}" for i in range(200)]}
+                      ).encode()
+    noise = os.urandom(2000)  # incompressible: kept as it is
+    led.record(delivery_id="json", event="push", action=None, repo="o/r", payload=body, wanted=True)
+    led.record(delivery_id="noise", event="push", action=None, repo="o/r", payload=noise, wanted=True)
+    (codec, size), (raw_codec, raw_size) = stored_payloads(tmp_path / "ledger.db")
+    assert codec == "zlib" and size < len(body) / 4
+    assert (raw_codec, raw_size) == ("raw", len(noise))
+    assert led.get("json").payload == body and led.claim("noise", "w", 30).payload == noise
+
+
+def test_a_redelivery_stores_no_second_payload(tmp_path: Path) -> None:
+    led = SqliteLedger(tmp_path / "ledger.db")
+    for _ in range(3):
+        add(led)
+    assert len(stored_payloads(tmp_path / "ledger.db")) == 1

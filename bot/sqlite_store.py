@@ -1,0 +1,136 @@
+"""What the ledger and the queue share about their SQLite files: the write lock, connection
+settings, and WAL checkpoints off the request path.
+
+Every file is in WAL mode with synchronous=NORMAL: a commit is a write to the WAL with no
+fsync, it survives a crash of any process, and only a power loss can drop the last commits
+(GitHub redelivers those; docs/bot.md). The WAL is copied back into the database by a
+checkpoint, which fsyncs. By default SQLite checkpoints inside the commit that crosses 1000
+WAL pages, i.e. on a webhook request, while that request holds the write lock, so every
+writer waits behind one fsync. Processes that serve (`flagbot serve`, `flagbot worker`) set
+FLAGBOT_SQLITE_CHECKPOINTS=background and run a `Checkpointer` thread instead: passive
+checkpoints take no write lock, so acknowledgements never wait for one
+(benchmarks/RESULTS.md, "Ingest").
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+CHECKPOINTS_ENV = "FLAGBOT_SQLITE_CHECKPOINTS"
+CHECKPOINT_EVERY_S = 1.0
+# if the checkpointer thread is gone, commits still checkpoint once the WAL is this long (20 MB)
+BACKSTOP_PAGES = 20_000
+# Small pages: a commit writes each page it touched in full to the WAL, and a delivery's commits
+# touch a few small rows (payloads are compressed, bot/ledger.py). With 4 KB pages a steady
+# 500 deliveries/s wrote ~28 MB/s of WAL and the disk's writeback stalled commits for tens of
+# milliseconds; 1 KB pages write a quarter of that (benchmarks/RESULTS.md, "Ingest").
+PAGE_SIZE = 1024
+WAL_KEEP_BYTES = 64 * 1024 * 1024  # a WAL that grew in a burst is cut back to this when reset
+
+
+class WriteLock:
+    """Serialises the writers of one SQLite file across threads and processes.
+
+    SQLite's own busy handler makes a blocked writer sleep 1, 2, 5, 10... ms and poll again, so
+    two gunicorn workers and the consumer writing at once add milliseconds of pure waiting to an
+    acknowledgement. A blocking flock hands the file over the moment the holder commits.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._thread_lock = threading.Lock()
+        self._fd: int | None = None
+        self._pid = 0
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the write lock for one short transaction."""
+        with self._thread_lock:
+            if self._fd is None or self._pid != os.getpid():  # never share an fd across a fork
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                self._pid = os.getpid()
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+
+def lock_path(db: Path) -> Path:
+    """The file whose flock is `db`'s write lock."""
+    return db.with_name(db.name + ".lock")
+
+
+def background_checkpoints() -> bool:
+    """Whether this process's connections leave checkpoints to a `Checkpointer`."""
+    return os.environ.get(CHECKPOINTS_ENV) == "background"
+
+
+def tune(conn: sqlite3.Connection) -> None:
+    """WAL, synchronous=NORMAL, and the checkpoint mode of this process, on a new connection."""
+    conn.execute(f"pragma page_size={PAGE_SIZE}")  # only a new, empty file takes it
+    conn.execute("pragma journal_mode=wal")
+    conn.execute("pragma synchronous=normal")
+    if background_checkpoints():
+        conn.execute(f"pragma wal_autocheckpoint={BACKSTOP_PAGES}")
+        conn.execute(f"pragma journal_size_limit={WAL_KEEP_BYTES}")
+
+
+class Checkpointer:
+    """A daemon thread that runs a passive checkpoint on each file every `every_s` seconds."""
+
+    def __init__(self, paths: Sequence[Path], every_s: float = CHECKPOINT_EVERY_S) -> None:
+        self.paths = list(paths)
+        self.every_s = every_s
+        self._locks = {path: WriteLock(lock_path(path)) for path in self.paths}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def checkpoint_once(self, conns: dict[Path, sqlite3.Connection]) -> None:
+        """Checkpoint each file that exists (a file appears with its first use).
+
+        First a passive checkpoint alongside the writers, which copies nearly everything; then a
+        second one holding the write lock, which copies the few pages committed meanwhile. Only
+        a WAL copied completely with no commit after it is started over by the next writer;
+        without that moment it would grow for as long as deliveries keep coming.
+        """
+        for path in self.paths:
+            if path not in conns:
+                if not path.exists():
+                    continue
+                conns[path] = sqlite3.connect(path, isolation_level=None, timeout=5.0)
+            conn = conns[path]
+            conn.execute("pragma wal_checkpoint(passive)")
+            with self._locks[path].held():
+                busy, wal_pages, copied = conn.execute("pragma wal_checkpoint(passive)").fetchone()
+            log.debug("checkpoint %s: busy=%s wal=%s copied=%s", path.name, busy, wal_pages, copied)
+
+    def _run(self) -> None:
+        conns: dict[Path, sqlite3.Connection] = {}
+        try:
+            while not self._stop.wait(self.every_s):
+                try:
+                    self.checkpoint_once(conns)
+                except Exception as exc:  # next time; commits checkpoint at the backstop
+                    log.warning("WAL checkpoint failed: %s", exc)
+        finally:
+            for conn in conns.values():
+                conn.close()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="flagbot-checkpoint", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
