@@ -32,10 +32,9 @@ class WalSqliteStorage(SqliteStorage):  # type: ignore[misc]
         self.write_lock = WriteLock(lock_path(Path(kwargs["filename"])))
         super().__init__(*args, **kwargs)
 
-    def _create_connection(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection = super()._create_connection()
+    def _set_journal_mode(self, conn: sqlite3.Connection) -> None:
+        # Huey's own hook, called on each new connection: the page size must come before WAL
         tune(conn)
-        return conn
 
     @contextmanager
     def db(self, commit: bool = False, close: bool = False) -> Iterator[Any]:

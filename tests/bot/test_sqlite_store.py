@@ -105,3 +105,13 @@ def test_the_checkpointer_thread_survives_a_failing_round(
     finally:
         checkpointer.stop()
     assert not checkpointer._thread.is_alive()
+
+
+def test_the_queue_file_is_tuned_like_the_ledger(tmp_path: Path) -> None:
+    from bot.queue import DeliveryQueue
+    from bot.settings import Settings
+
+    DeliveryQueue(Settings(state_dir=tmp_path)).enqueue("d-1")
+    assert pragma(tmp_path / "queue.db", "page_size") == PAGE_SIZE
+    with sqlite3.connect(tmp_path / "queue.db") as conn:
+        assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"
