@@ -83,7 +83,7 @@ def sqlite_checkpointer(settings: Settings) -> Any:
     from bot.sqlite_store import CHECKPOINTS_ENV, Checkpointer
 
     os.environ[CHECKPOINTS_ENV] = "background"
-    checkpointer = Checkpointer([settings.state_dir / "ledger.db", settings.state_dir / "queue.db"])
+    checkpointer = Checkpointer([settings.ledger_path, settings.queue_path])
     checkpointer.start()
     return checkpointer
 

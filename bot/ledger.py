@@ -90,8 +90,8 @@ def decide(status: str, lease_until: float | None, now: float, wanted: bool) -> 
     return Recorded("requeued", True, f"was {status}; queued again")
 
 
-# Every byte written is written three times (WAL, checkpoint, and the page cache's writeback
-# in between), and at a few hundred deliveries a second the disk is what stalls a commit. So:
+# A commit writes every page it touched, in full, to the WAL, and a checkpoint writes them again
+# into the database; at a few hundred deliveries a second the disk is what stalls a commit. So:
 # payloads are stored zlib-compressed (GitHub's JSON shrinks ~10x, below one page), and in their
 # own table, because SQLite rewrites a whole record on every update and a delivery's status
 # changes (claim, finish) would copy its payload each time; deliveries is keyed by its id
@@ -291,4 +291,4 @@ def open_ledger(settings: Any) -> Ledger:
         from bot.ledger_redis import RedisLedger  # redis-py only where it is used
 
         return RedisLedger(settings.redis_url)
-    return SqliteLedger(settings.state_dir / "ledger.db")
+    return SqliteLedger(settings.ledger_path)

@@ -60,7 +60,7 @@ def make_huey(settings: Settings) -> Huey:
         return RedisHuey(QUEUE_NAME, url=settings.redis_url, results=False)
     settings.state_dir.mkdir(parents=True, exist_ok=True)
     return Huey(QUEUE_NAME, storage_class=WalSqliteStorage, results=False,
-                filename=str(settings.state_dir / "queue.db"), timeout=30)
+                filename=str(settings.queue_path), timeout=30)
 
 
 def _not_in_this_process(delivery_id: str) -> None:

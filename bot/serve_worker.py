@@ -2,8 +2,8 @@
 
 gunicorn's `gthread` worker hands every kept-alive connection back to its main loop after each
 request (a pipe write, a poller registration, a thread-pool submission) and sends the status
-line with headers and the body in separate system calls; on a 2-core host that was about half
-the CPU a webhook delivery costs (benchmarks/RESULTS.md, "Ingest"). Here a thread serves one
+line with headers and the body in separate system calls; in a profile on a 2-core host those
+two took ~45 % of a worker's busy time (~26 % and ~20 %; benchmarks/RESULTS.md, "Ingest"). Here a thread serves one
 connection's requests one after another, and a response leaves in one write.
 
 Threads are `--threads`; accepted connections wait for a free thread. A thread gives its
@@ -16,7 +16,6 @@ as its `sync` worker is; HTTP/2 is not offered (GitHub delivers webhooks over HT
 from __future__ import annotations
 
 import errno
-import gc
 import os
 import select
 import socket
@@ -32,6 +31,8 @@ from gunicorn import http, util
 from gunicorn import sock as gsock
 from gunicorn.http import wsgi
 from gunicorn.workers import base
+
+from bot.cli import settle_heap
 
 FIRST_REQUEST_WAIT_S = 5.0  # a new connection's first request (gthread waits as long)
 IDLE_SLICE_S = 0.02  # how often an idle held connection looks for connections waiting
@@ -111,8 +112,7 @@ class KeepAliveWorker(base.Worker):  # type: ignore[misc]
     # main thread: accept, heartbeat, stop
 
     def run(self) -> None:
-        gc.collect()  # the app is loaded: keep the collector off it (bot/cli.py settle_heap)
-        gc.freeze()
+        settle_heap()  # the app is loaded now
         for listener in self.sockets:
             listener.setblocking(False)
         names = {listener: listener.getsockname() for listener in self.sockets}

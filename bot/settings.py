@@ -52,5 +52,15 @@ class Settings:
             write_burst=int(env.get("FLAGBOT_WRITE_BURST") or 10),
         )
 
+    @property
+    def ledger_path(self) -> Path:
+        """The SQLite ledger (without FLAGBOT_REDIS_URL)."""
+        return self.state_dir / "ledger.db"
+
+    @property
+    def queue_path(self) -> Path:
+        """The SQLite Huey queue (without FLAGBOT_REDIS_URL)."""
+        return self.state_dir / "queue.db"
+
     def with_overrides(self, **changes: object) -> Settings:
         return replace(self, **changes)  # type: ignore[arg-type]

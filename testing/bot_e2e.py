@@ -70,15 +70,15 @@ def post_delivery(url: str, event: str, payload: dict[str, Any], delivery: str |
     return sent
 
 
-def wait_until(check: Any, timeout: float = 30.0) -> Any:
-    """Poll `check()` until truthy; AssertionError on timeout."""
+def wait_until(check: Any, timeout: float = 30.0, what: str = "condition") -> Any:
+    """Poll `check()` until truthy and return that; AssertionError on timeout."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = check()
         if value:
             return value
         time.sleep(0.01)
-    raise AssertionError(f"timed out after {timeout}s")
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def clean_backend(vendor: str = "_beta", root: str = "backends") -> dict[str, str | bytes]:

@@ -27,6 +27,7 @@ import requests
 from werkzeug.serving import make_server
 
 from bot.settings import Settings
+from testing.bot_e2e import wait_until
 
 SECRET = "test-secret"
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,14 +66,8 @@ def free_port() -> int:
 
 
 def wait_for(check: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
-    """Poll `check` until it returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    """Poll `check` until it returns something truthy (tests' shorter default timeout)."""
+    return wait_until(check, timeout, what)
 
 
 class ServerThread:
