@@ -179,7 +179,7 @@ def start_server(state_dir: Path, port: int, args: argparse.Namespace) -> subpro
     path = [str(ROOT), str(ROOT / "benchmarks"), *filter(None, [os.environ.get("PYTHONPATH")])]
     env.update(GITHUB_WEBHOOK_SECRET=SECRET, FLAGBOT_STATE_DIR=str(state_dir),
                PYTHONPATH=os.pathsep.join(path))
-    cmd = [sys.executable, "-m", "hooks.cli", "serve", "--bind", f"127.0.0.1:{port}",
+    cmd = [sys.executable, "-m", "flagbot.hooks.cli", "serve", "--bind", f"127.0.0.1:{port}",
            "--workers", str(args.workers), "--threads", str(args.threads), "--log-level", "warning",
            "--handlers", args.handlers, *(["--no-worker"] if args.no_worker else []),
            *(["--worker-class", args.worker_class] if args.worker_class else [])]

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot import github  # noqa: E402
+from flagbot.bot import github  # noqa: E402
 from testing.bot_e2e import (  # noqa: E402
     app_settings,
     base_files,

@@ -88,7 +88,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=0, help="worker processes (0: as the CLI)")
     args = parser.parse_args()
-    from hooks.check_vendor_backend import check_backends, default_jobs
+    from flagbot.hooks.check_vendor_backend import check_backends, default_jobs
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp)
@@ -100,7 +100,7 @@ def main() -> int:
             times.append(time.perf_counter() - start)
         errors = [f for f in findings if f.severity == "error"]
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "hooks.check_vendor_backend", "--all",
+        proc = subprocess.run([sys.executable, "-m", "flagbot.hooks.check_vendor_backend", "--all",
                                "--root", ROOT, "--jobs", str(args.jobs or default_jobs())],
                               cwd=repo, capture_output=True, text=True)
         cold = time.perf_counter() - start

@@ -18,9 +18,9 @@ from typing import Any
 import torch
 import triton
 
-from kernels import timing
-from kernels.registry import OPS
-from kernels.spec import Case
+from flagbot.kernels import timing
+from flagbot.kernels.registry import OPS
+from flagbot.kernels.spec import Case
 
 BANDWIDTH_TARGET, MM_TARGET = 0.85, 0.70
 # (op, case, dtype): large sizes, hundreds of MB moved, far beyond L2.

@@ -137,7 +137,7 @@ def settle(pause: float = 0.3) -> None:
 
 
 def flagbot(*args: str) -> list[str]:
-    return [sys.executable, "-m", "hooks.cli", *args]
+    return [sys.executable, "-m", "flagbot.hooks.cli", *args]
 
 
 def primitive_patch(repo: Path, base: str, cur: str) -> list[str]:
@@ -196,7 +196,7 @@ def main() -> int:
                           lambda: timed(primitive_patch(repo, base, cur), repo, env))
 
     sys.path.insert(0, str(ROOT))
-    from hooks import patch_cmd
+    from flagbot.hooks import patch_cmd
 
     def library() -> tuple[float, int]:
         t0 = time.perf_counter()

@@ -19,12 +19,12 @@ from werkzeug.exceptions import InternalServerError
 from werkzeug.http import HTTP_STATUS_CODES
 from werkzeug.wsgi import get_content_length, get_input_stream
 
-from bot import metrics
-from bot.ledger import Ledger, open_ledger
-from bot.queue import DeliveryQueue
-from bot.settings import Settings
-from bot.signature import verify
-from bot.worker import Wants, load_handlers
+from flagbot.bot import metrics
+from flagbot.bot.ledger import Ledger, open_ledger
+from flagbot.bot.queue import DeliveryQueue
+from flagbot.bot.settings import Settings
+from flagbot.bot.signature import verify
+from flagbot.bot.worker import Wants, load_handlers
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -228,7 +228,7 @@ class WebhookFastPath:
 
 def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
                ledger: Ledger | None = None, queue: DeliveryQueue | None = None) -> Flask:
-    """Build the app; `wants` defaults to the handlers' (`bot.handlers.wants`)."""
+    """Build the app; `wants` defaults to the handlers' (`flagbot.bot.handlers.wants`)."""
     settings = settings or Settings.from_env()
     wants = wants or load_handlers()[0]
     backend = Backend(settings, ledger, queue)

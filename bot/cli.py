@@ -1,6 +1,6 @@
 """`flagbot serve`, `flagbot worker` and `flagbot replay`.
 
-serve: gunicorn (`bot.wsgi:app`) as a child process, plus, in SQLite mode, the queue consumer in
+serve: gunicorn (`flagbot.bot.wsgi:app`) as a child process, plus, in SQLite mode, the queue consumer in
 this process. worker: a consumer only (Redis mode: any number, on any host). Modules with
 prometheus_client are imported only after `PROMETHEUS_MULTIPROC_DIR` is set.
 """
@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.settings import Settings
-from hooks.errors import UsageError
+from flagbot.bot.settings import Settings
+from flagbot.hooks.errors import UsageError
 
 log = logging.getLogger("flagbot")
-DEFAULT_HANDLERS = "bot.handlers"
+DEFAULT_HANDLERS = "flagbot.bot.handlers"
 STOP_WAIT_S = 30.0
-WORKER_CLASS = "bot.serve_worker.KeepAliveWorker"
+WORKER_CLASS = "flagbot.bot.serve_worker.KeepAliveWorker"
 
 
 def load_settings(cwd: str | None) -> Settings:
@@ -59,7 +59,7 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
 
 def make_worker(settings: Settings, args: argparse.Namespace) -> Any:
     """A started-ready Worker for these options (imports metrics: call after the env is set)."""
-    from bot.worker import Worker, load_handlers
+    from flagbot.bot.worker import Worker, load_handlers
 
     try:
         _, runner = load_handlers(args.handlers)
@@ -80,7 +80,7 @@ def sqlite_checkpointer(settings: Settings) -> Any:
     (bot/sqlite_store.py), so set it up before any connection is opened."""
     if settings.redis_url:
         return None
-    from bot.sqlite_store import CHECKPOINTS_ENV, Checkpointer
+    from flagbot.bot.sqlite_store import CHECKPOINTS_ENV, Checkpointer
 
     os.environ[CHECKPOINTS_ENV] = "background"
     checkpointer = Checkpointer([settings.ledger_path, settings.queue_path])
@@ -127,7 +127,7 @@ def wait_for_signal(child: subprocess.Popen[bytes] | None = None) -> str:
 
 def serve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flagbot serve", description=(
-        "Run the webhook server (gunicorn, bot.wsgi:app); without FLAGBOT_REDIS_URL it also runs "
+        "Run the webhook server (gunicorn, flagbot.bot.wsgi:app); without FLAGBOT_REDIS_URL it also runs "
         "the queue worker in this process."))
     parser.add_argument("--bind", default=None, help="address:port (default 0.0.0.0:$PORT, 8000)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
@@ -152,8 +152,8 @@ def has_control_socket() -> bool:
 
 def gunicorn_command(args: argparse.Namespace, bind: str) -> list[str]:
     """The gunicorn child's command line."""
-    spec = ("bot.wsgi:app" if args.handlers == DEFAULT_HANDLERS
-            else f"bot.wsgi:build(handlers={args.handlers!r})")
+    spec = ("flagbot.bot.wsgi:app" if args.handlers == DEFAULT_HANDLERS
+            else f"flagbot.bot.wsgi:build(handlers={args.handlers!r})")
     cmd = [sys.executable, "-m", "gunicorn", "--workers", str(args.workers), "--bind", bind,
            "--worker-class", args.worker_class, "--threads", str(args.threads),
            "--graceful-timeout", "20", "--log-level", args.log_level]
@@ -181,7 +181,7 @@ def serve_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> 
         shutil.rmtree(metrics_dir, ignore_errors=True)  # counters restart with the server
         metrics_dir.mkdir()
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
-    from bot.app import missing_config
+    from flagbot.bot.app import missing_config
 
     for line in missing_config(settings):
         log.warning("not configured: %s", line)
@@ -249,7 +249,7 @@ def worker_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) ->
 
 def replay_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     """`flagbot replay`: run the handlers for one recorded event (bot/replay.py)."""
-    from bot.replay import main
+    from flagbot.bot.replay import main
 
     result: int = main(argv, cwd=cwd)
     return result

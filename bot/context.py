@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from bot.github import ChangedFile, GitHubClient
-from bot.settings import Settings
-from hooks.config import ConfigError, RepoConfig
+from flagbot.bot.github import ChangedFile, GitHubClient
+from flagbot.bot.settings import Settings
+from flagbot.hooks.config import ConfigError, RepoConfig
 
 
 class PayloadError(ValueError):

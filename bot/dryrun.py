@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bot.github import Action, ChangedFile, CheckRunRef, Comment, Label
-from bot.workspace import diff_files
-from hooks import git
-from hooks.config import CONFIG_PATH
+from flagbot.bot.github import Action, ChangedFile, CheckRunRef, Comment, Label
+from flagbot.bot.workspace import diff_files
+from flagbot.hooks import git
+from flagbot.hooks.config import CONFIG_PATH
 
 
 class DryRunClient:

@@ -20,8 +20,8 @@ from github.GithubException import RateLimitExceededExceedsMaxWait, UnknownObjec
 from github.IssueComment import IssueComment
 from urllib3 import Retry
 
-from bot import pacing
-from bot.settings import Settings
+from flagbot.bot import pacing
+from flagbot.bot.settings import Settings
 
 # Refresh a token this long before GitHub says it expires, so a delivery never starts with one
 # that dies mid-way (tokens live 1 h: "authenticating as a GitHub App installation").
@@ -112,7 +112,7 @@ class GitHubClient(Protocol):
 
 def _metrics() -> Any:
     # Imported late: bot.metrics belongs to the ingest side and pulls in prometheus_client.
-    from bot import metrics
+    from flagbot.bot import metrics
 
     return metrics
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from bot.sqlite_store import WriteLock, lock_path, tune
+from flagbot.bot.sqlite_store import WriteLock, lock_path, tune
 
 STATUSES = ("queued", "running", "done", "failed", "dropped")
 # handler runs per (re)delivery: the first try plus two retries with back-off
@@ -288,7 +288,7 @@ class SqliteLedger:
 def open_ledger(settings: Any) -> Ledger:
     """The ledger for these settings: Redis when `redis_url` is set, else SQLite in state_dir."""
     if settings.redis_url:
-        from bot.ledger_redis import RedisLedger  # redis-py only where it is used
+        from flagbot.bot.ledger_redis import RedisLedger  # redis-py only where it is used
 
         return RedisLedger(settings.redis_url)
     return SqliteLedger(settings.ledger_path)

@@ -14,7 +14,7 @@ from typing import Any
 
 import redis
 
-from bot.ledger import MAX_TRIES, STATUSES, Delivery, Recorded, decide
+from flagbot.bot.ledger import MAX_TRIES, STATUSES, Delivery, Recorded, decide
 
 PREFIX = "flagbot:"
 QUEUED, RUNNING, COUNTS = (PREFIX + "deliveries:queued", PREFIX + "deliveries:running",

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager as ContextManager
 from contextlib import contextmanager
 
-from bot.settings import Settings
+from flagbot.bot.settings import Settings
 
 POLL_S = 0.05
 REDIS_TTL_S = 60.0  # a dead holder's lock frees itself after this; a live one renews it

@@ -16,8 +16,8 @@ from huey import Huey, RedisHuey
 from huey.constants import EmptyData
 from huey.storage import SqliteStorage
 
-from bot.settings import Settings
-from bot.sqlite_store import WriteLock, lock_path, tune
+from flagbot.bot.settings import Settings
+from flagbot.bot.sqlite_store import WriteLock, lock_path, tune
 
 TASK_NAME = "process_delivery"
 QUEUE_NAME = "flagbot"

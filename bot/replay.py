@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 
 def parser() -> argparse.ArgumentParser:
@@ -46,7 +46,7 @@ def load_payload(path: Path) -> dict[str, Any]:
 
 def require_commits(repo: Path, shas: dict[str, str], number: int) -> None:
     """UsageError naming each payload commit the local checkout lacks, and how to fetch it."""
-    from hooks import git
+    from flagbot.hooks import git
 
     missing = [f"{role} {sha}" for role, sha in shas.items()
                if git.run(["cat-file", "-e", f"{sha}^{{commit}}"], cwd=repo, check=False).returncode]
@@ -58,12 +58,12 @@ def require_commits(repo: Path, shas: dict[str, str], number: int) -> None:
 
 def dry_run(repo: Path, delivery: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Run the handlers against `repo` with the recording client."""
-    from bot import repo_config
-    from bot.context import Context, PullRequest
-    from bot.dryrun import DryRunClient
-    from bot.handlers import run_context
-    from bot.settings import Settings
-    from bot.workspace import LocalWorkspace
+    from flagbot.bot import repo_config
+    from flagbot.bot.context import Context, PullRequest
+    from flagbot.bot.dryrun import DryRunClient
+    from flagbot.bot.handlers import run_context
+    from flagbot.bot.settings import Settings
+    from flagbot.bot.workspace import LocalWorkspace
 
     pr = PullRequest.from_payload(payload)
     require_commits(repo, {"base": pr.base_sha, "head": pr.head_sha}, pr.number)
@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     args = parser().parse_args(argv)
     base = Path(cwd or ".")
     payload = load_payload(base / args.payload)
-    from bot.handlers import HANDLERS, wants
+    from flagbot.bot.handlers import HANDLERS, wants
 
     if args.event not in HANDLERS:
         raise UsageError(f"--event {args.event}: no handler (known: {', '.join(sorted(HANDLERS))})")
@@ -117,8 +117,8 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     else:
         if args.repo:
             raise UsageError("--repo is only used with --dry-run (the real run clones from GitHub)")
-        from bot.handlers import run_delivery
-        from bot.settings import Settings
+        from flagbot.bot.handlers import run_delivery
+        from flagbot.bot.settings import Settings
 
         settings = Settings.from_env()
         if not settings.app_id or not settings.private_key:

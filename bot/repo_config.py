@@ -6,8 +6,8 @@ rules it is checked by. Parsing and validation live in hooks/config.py (shared w
 
 from __future__ import annotations
 
-from bot.github import GitHubClient
-from hooks.config import CONFIG_PATH, ConfigError, RepoConfig, parse_config
+from flagbot.bot.github import GitHubClient
+from flagbot.hooks.config import CONFIG_PATH, ConfigError, RepoConfig, parse_config
 
 
 def load(client: GitHubClient, default_branch: str) -> tuple[RepoConfig | None, ConfigError | None]:

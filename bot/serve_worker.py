@@ -32,7 +32,7 @@ from gunicorn import sock as gsock
 from gunicorn.http import wsgi
 from gunicorn.workers import base
 
-from bot.cli import settle_heap
+from flagbot.bot.cli import settle_heap
 
 FIRST_REQUEST_WAIT_S = 5.0  # a new connection's first request (gthread waits as long)
 IDLE_SLICE_S = 0.02  # how often an idle held connection looks for connections waiting

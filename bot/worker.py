@@ -23,17 +23,17 @@ from typing import Any
 
 from huey.consumer import Consumer
 
-from bot import metrics
-from bot.ledger import MAX_TRIES, Delivery, Ledger, open_ledger
-from bot.locks import repo_lock
-from bot.queue import DeliveryQueue
-from bot.settings import Settings
+from flagbot.bot import metrics
+from flagbot.bot.ledger import MAX_TRIES, Delivery, Ledger, open_ledger
+from flagbot.bot.locks import repo_lock
+from flagbot.bot.queue import DeliveryQueue
+from flagbot.bot.settings import Settings
 
 log = logging.getLogger(__name__)
 
 Runner = Callable[[Settings, str, str, dict[str, Any]], dict[str, Any]]
 Wants = Callable[[str, dict[str, Any]], bool]
-DEFAULT_HANDLERS = "bot.handlers"
+DEFAULT_HANDLERS = "flagbot.bot.handlers"
 LEASE_S = 60.0
 RETRY_DELAYS_S = (5.0, 30.0)  # after the 1st and the 2nd failed try; then failed until redelivered
 QUEUED_GRACE_S = 600.0

@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bot.context import PullRequest
-from bot.github import ChangedFile
-from hooks import git
-from hooks.errors import UsageError
+from flagbot.bot.context import PullRequest
+from flagbot.bot.github import ChangedFile
+from flagbot.hooks import git
+from flagbot.hooks.errors import UsageError
 
 # Written into the cache's own config, so git commands the checkers run in a worktree see them.
 SAFE_CONFIG: tuple[tuple[str, str], ...] = (

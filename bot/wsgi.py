@@ -1,4 +1,4 @@
-"""The WSGI entry point for gunicorn: `gunicorn bot.wsgi:app` (what `flagbot serve` runs).
+"""The WSGI entry point for gunicorn: `gunicorn flagbot.bot.wsgi:app` (what `flagbot serve` runs).
 
 `app` is built on first access (module `__getattr__`), so importing this module reads nothing;
 `build(handlers="pkg.module")` lets an operator or a test plug another handlers module in.
@@ -10,9 +10,9 @@ import logging
 
 from flask import Flask
 
-from bot.app import create_app
-from bot.settings import Settings
-from bot.worker import DEFAULT_HANDLERS, load_handlers
+from flagbot.bot.app import create_app
+from flagbot.bot.settings import Settings
+from flagbot.bot.worker import DEFAULT_HANDLERS, load_handlers
 
 _app: Flask | None = None
 

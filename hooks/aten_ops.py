@@ -1,7 +1,7 @@
 """ATen operator names: a shipped list first, the installed torch only for names it lacks.
 
 The checkers run at every commit, and `import torch` costs seconds, so the hot path reads
-`hooks/data/aten_ops.txt` (regenerate with `python -m hooks.aten_ops --regenerate`). A name
+`hooks/data/aten_ops.txt` (regenerate with `python -m flagbot.hooks.aten_ops --regenerate`). A name
 missing from the list may come from a newer torch, so torch is asked, lazily, when importable
 (set FLAGBOT_NO_TORCH=1 to never import it).
 """
@@ -97,7 +97,7 @@ def regenerate(path: Path = DATA) -> int:
     names = _schema_names(torch._C._jit_get_all_schemas())
     header = [
         "# ATen operator names (name or name.overload), one per line.",
-        f"# Generated from torch {torch.__version__} by: python -m hooks.aten_ops --regenerate",
+        f"# Generated from torch {torch.__version__} by: python -m flagbot.hooks.aten_ops --regenerate",
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(header + names) + "\n", encoding="utf-8")
@@ -105,8 +105,8 @@ def regenerate(path: Path = DATA) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m hooks.aten_ops --regenerate | NAME ...` (exit 1 if a NAME is not an operator)."""
-    parser = argparse.ArgumentParser(prog="python -m hooks.aten_ops", description=__doc__)
+    """`python -m flagbot.hooks.aten_ops --regenerate | NAME ...` (exit 1 if a NAME is not an operator)."""
+    parser = argparse.ArgumentParser(prog="python -m flagbot.hooks.aten_ops", description=__doc__)
     parser.add_argument("--regenerate", action="store_true", help=f"rewrite {DATA.name} from torch")
     parser.add_argument("names", nargs="*", help="names to look up")
     args = parser.parse_args(argv)

@@ -11,9 +11,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from hooks import git, hetero
-from hooks.findings import has_errors, render_json, render_text
-from hooks.hookmain import configured_folder, guarded
+from flagbot.hooks import git, hetero
+from flagbot.hooks.findings import has_errors, render_json, render_text
+from flagbot.hooks.hookmain import configured_folder, guarded
 
 WHAT = "check-hetero"
 

@@ -15,10 +15,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from hooks import git, verify
-from hooks.check_hetero import hardwares_of
-from hooks.findings import Finding, has_errors, render_json, render_text
-from hooks.hookmain import guarded
+from flagbot.hooks import git, verify
+from flagbot.hooks.check_hetero import hardwares_of
+from flagbot.hooks.findings import Finding, has_errors, render_json, render_text
+from flagbot.hooks.hookmain import guarded
 
 WHAT = "check-patches"
 

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hooks import aten_ops
-from hooks.backend.discover import vendor_folders
-from hooks.config import ConfigError, load_config
-from hooks.findings import ERROR, WARNING, Finding, has_errors, render_json, render_text
-from hooks.hookmain import guarded
+from flagbot.hooks import aten_ops
+from flagbot.hooks.backend.discover import vendor_folders
+from flagbot.hooks.config import ConfigError, load_config
+from flagbot.hooks.findings import ERROR, WARNING, Finding, has_errors, render_json, render_text
+from flagbot.hooks.hookmain import guarded
 
 WHAT = "check-routing"
 # Backends every plugin has; vendor names found under the backends root are added to these.

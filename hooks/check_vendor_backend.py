@@ -14,14 +14,19 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from hooks.backend.check import check_vendor
-from hooks.backend.context import FlagGemsContext, find_package, load_context
-from hooks.backend.discover import folder_of, folders_for_paths, staged_paths, vendor_folders
-from hooks.backend.pysrc import Sources
-from hooks.config import ConfigError, load_config
-from hooks.errors import UsageError
-from hooks.findings import Finding, has_errors, render_json, render_text
-from hooks.hookmain import configured_folder, guarded
+from flagbot.hooks.backend.check import check_vendor
+from flagbot.hooks.backend.context import FlagGemsContext, find_package, load_context
+from flagbot.hooks.backend.discover import (
+    folder_of,
+    folders_for_paths,
+    staged_paths,
+    vendor_folders,
+)
+from flagbot.hooks.backend.pysrc import Sources
+from flagbot.hooks.config import ConfigError, load_config
+from flagbot.hooks.errors import UsageError
+from flagbot.hooks.findings import Finding, has_errors, render_json, render_text
+from flagbot.hooks.hookmain import configured_folder, guarded
 
 WHAT = "check-backend"
 

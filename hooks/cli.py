@@ -12,23 +12,23 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from hooks import __version__
-from hooks.errors import EXIT_USAGE, FlagbotError
+from flagbot.hooks import __version__
+from flagbot.hooks.errors import EXIT_USAGE, FlagbotError
 
 # name -> ("module:function", one-line help). Walked by tests/hooks/test_cli.py.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "patch": ("hooks.patch_cmd:main", "make and verify hardwares/<DEV>/<base8>/<base8>.patch"),
-    "unpatch": ("hooks.unpatch_cmd:main", "build build/<DEV>/<repo>/ = BASE + DEV's patch"),
-    "verify": ("hooks.verify_cmd:main", "re-check stored patches (apply, round trip, bytes)"),
-    "migrate": ("hooks.migrate:main", "bring old FlagScale-layout patches into canonical form"),
-    "hetero": ("hooks.hetero_cmd:main", "hetero.txt tools (`flagbot hetero check`)"),
-    "check-backend": ("hooks.check_vendor_backend:main", "check vendor backend folders"),
-    "check-routing": ("hooks.check_routing:main", "check backends.conf routing files"),
-    "check-patches": ("hooks.check_patches:main", "pre-commit form of `verify`"),
-    "serve": ("bot.cli:serve_main", "run the GitHub App webhook server"),
-    "worker": ("bot.cli:worker_main", "run a queue worker (Redis mode)"),
-    "replay": ("bot.cli:replay_main", "run the handlers for one recorded event"),
-    "kernels": ("kernels.cli:main", "Triton kernel accuracy/performance checks"),
+    "patch": ("flagbot.hooks.patch_cmd:main", "make and verify hardwares/<DEV>/<base8>/<base8>.patch"),
+    "unpatch": ("flagbot.hooks.unpatch_cmd:main", "build build/<DEV>/<repo>/ = BASE + DEV's patch"),
+    "verify": ("flagbot.hooks.verify_cmd:main", "re-check stored patches (apply, round trip, bytes)"),
+    "migrate": ("flagbot.hooks.migrate:main", "bring old FlagScale-layout patches into canonical form"),
+    "hetero": ("flagbot.hooks.hetero_cmd:main", "hetero.txt tools (`flagbot hetero check`)"),
+    "check-backend": ("flagbot.hooks.check_vendor_backend:main", "check vendor backend folders"),
+    "check-routing": ("flagbot.hooks.check_routing:main", "check backends.conf routing files"),
+    "check-patches": ("flagbot.hooks.check_patches:main", "pre-commit form of `verify`"),
+    "serve": ("flagbot.bot.cli:serve_main", "run the GitHub App webhook server"),
+    "worker": ("flagbot.bot.cli:worker_main", "run a queue worker (Redis mode)"),
+    "replay": ("flagbot.bot.cli:replay_main", "run the handlers for one recorded event"),
+    "kernels": ("flagbot.kernels.cli:main", "Triton kernel accuracy/performance checks"),
 }
 
 USAGE = "usage: flagbot [-C PATH] [--version] COMMAND [ARGS...]"

@@ -6,7 +6,7 @@ import argparse
 import re
 from collections.abc import Sequence
 
-from hooks.errors import UsageError
+from flagbot.hooks.errors import UsageError
 
 # letters and digits in groups joined by `_` (A_X100, NVIDIA_CambriconMLU, BI_V150_2)
 DEVICE_RE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")

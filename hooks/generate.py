@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from hooks.errors import UsageError
-from hooks.scratch import GitDir
+from flagbot.hooks.errors import UsageError
+from flagbot.hooks.scratch import GitDir
 
 # Flags beat config, so each byte-relevant setting is also given here explicitly.
 FORMAT_PATCH_FLAGS: tuple[str, ...] = (

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from hooks.errors import UsageError
+from flagbot.hooks.errors import UsageError
 
 # Settings that change format-patch / diff / apply output or behaviour. Command-line flags in
 # hooks/generate.py pin the same things again where git has a flag, because a flag beats config.

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hooks.devices import DEVICE_RE
+from flagbot.hooks.devices import DEVICE_RE
 
 if TYPE_CHECKING:  # imported lazily: `flagbot patch` needs hetero.txt merging, not findings
-    from hooks.findings import Finding
+    from flagbot.hooks.findings import Finding
 
 ERROR = "error"  # = hooks.findings.ERROR
 
@@ -120,7 +120,7 @@ def patch_rel(hardwares: str, device: str, base8: str) -> str:
 
 def check_hetero(repo: Path, hardwares: str = "hardwares") -> list[Finding]:
     """hetero.txt is canonical and every listed device has its base's patch (working tree only)."""
-    from hooks.findings import Finding
+    from flagbot.hooks.findings import Finding
 
     rel = f"{hardwares}/{HETERO_NAME}"
     path = repo / rel
@@ -150,7 +150,7 @@ def check_hetero(repo: Path, hardwares: str = "hardwares") -> list[Finding]:
 
 def _order_findings(rel: str, text: str, doc: Hetero) -> list[Finding]:
     """Findings for a file that parses but is not in canonical form."""
-    from hooks.findings import Finding
+    from flagbot.hooks.findings import Finding
 
     canonical = format_hetero(doc)
     if text == canonical:

@@ -12,8 +12,8 @@ import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from hooks.config import ConfigError, load_config
-from hooks.errors import EXIT_USAGE, FlagbotError, UsageError
+from flagbot.hooks.config import ConfigError, load_config
+from flagbot.hooks.errors import EXIT_USAGE, FlagbotError, UsageError
 
 
 def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Sequence[str] | None,

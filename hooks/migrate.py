@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hooks import generate, git, hetero, patchfile, roundtrip
-from hooks.devices import DEVICE_RE, parse_args
-from hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
-from hooks.patch_cmd import hardwares_dir, write_if_changed
-from hooks.scratch import GitDir, Scratch
+from flagbot.hooks import generate, git, hetero, patchfile, roundtrip
+from flagbot.hooks.devices import DEVICE_RE, parse_args
+from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from flagbot.hooks.patch_cmd import hardwares_dir, write_if_changed
+from flagbot.hooks.scratch import GitDir, Scratch
 
 OLD_ROOTS = ("hardware", "hardwares")
 _FOLDER = re.compile(r"[0-9a-f]{6,40}")

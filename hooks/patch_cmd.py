@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from hooks import generate, git, hetero, patchfile, roundtrip
-from hooks.devices import check_commit, check_devices, parse_args
-from hooks.errors import CheckFailed, UsageError
-from hooks.scratch import GitDir, Scratch
+from flagbot.hooks import generate, git, hetero, patchfile, roundtrip
+from flagbot.hooks.devices import check_commit, check_devices, parse_args
+from flagbot.hooks.errors import CheckFailed, UsageError
+from flagbot.hooks.scratch import GitDir, Scratch
 
 
 class PatchResult(NamedTuple):
@@ -40,7 +40,7 @@ def hardwares_dir(repo: Path) -> str:
     """The hardwares folder from .github/flagbot.yml (default `hardwares`)."""
     if not (repo / ".github" / "flagbot.yml").is_file():
         return DEFAULT_HARDWARES  # skips importing yaml: patch runs are timed in tenths of a second
-    from hooks.config import ConfigError, load_config
+    from flagbot.hooks.config import ConfigError, load_config
 
     try:
         return load_config(repo).hardwares

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from hooks import patchfile
-from hooks.patchfile import Mail
-from hooks.scratch import GitDir
+from flagbot.hooks import patchfile
+from flagbot.hooks.patchfile import Mail
+from flagbot.hooks.scratch import GitDir
 
 MAILINFO = ("mailinfo", "-b", "-u", "--no-scissors", "--quoted-cr=nowarn")
 _FAILED_AT = re.compile(r"patch failed: (.+):(\d+)$", re.M)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from hooks import git
+from flagbot.hooks import git
 
 
 class GitDir:

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hooks import git, hetero, patchfile, roundtrip, verify
-from hooks.devices import check_devices, check_hex_prefix, parse_args
-from hooks.errors import CheckFailed, UsageError
-from hooks.patch_cmd import hardwares_dir
-from hooks.scratch import GitDir
+from flagbot.hooks import git, hetero, patchfile, roundtrip, verify
+from flagbot.hooks.devices import check_devices, check_hex_prefix, parse_args
+from flagbot.hooks.errors import CheckFailed, UsageError
+from flagbot.hooks.patch_cmd import hardwares_dir
+from flagbot.hooks.scratch import GitDir
 
 MARKER = "flagbot-build"  # inside the build's .git: the commit flagbot left HEAD at
 

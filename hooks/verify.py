@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hooks import generate, git, patchfile, roundtrip
-from hooks.devices import DEVICE_RE
-from hooks.findings import ERROR, WARNING, Finding
-from hooks.scratch import Scratch
+from flagbot.hooks import generate, git, patchfile, roundtrip
+from flagbot.hooks.devices import DEVICE_RE
+from flagbot.hooks.findings import ERROR, WARNING, Finding
+from flagbot.hooks.scratch import Scratch
 
 _PATCH_NAME = re.compile(r"([0-9a-f]{8})\.patch")
 

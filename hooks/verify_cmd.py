@@ -7,11 +7,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from hooks import git, verify
-from hooks.devices import parse_args
-from hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
-from hooks.findings import Finding, has_errors, render_json, render_text
-from hooks.patch_cmd import hardwares_dir
+from flagbot.hooks import git, verify
+from flagbot.hooks.devices import parse_args
+from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from flagbot.hooks.findings import Finding, has_errors, render_json, render_text
+from flagbot.hooks.patch_cmd import hardwares_dir
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,7 +1,7 @@
-"""`python -m kernels ...` = `flagbot kernels ...` (device runners need no install)."""
+"""`python -m flagbot.kernels ...` = `flagbot kernels ...` (device runners need no install)."""
 
 from __future__ import annotations
 
-from kernels.cli import main
+from flagbot.kernels.cli import main
 
 raise SystemExit(main())

@@ -8,8 +8,8 @@ from typing import Any
 
 import torch
 
-from kernels.spec import Case, OpSpec
-from kernels.tolerances import tolerance
+from flagbot.kernels.spec import Case, OpSpec
+from flagbot.kernels.tolerances import tolerance
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any
 
 import triton
 
-from kernels.yamlite import YamlError, loads
+from flagbot.kernels.yamlite import YamlError, loads
 
 LAUNCH_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 DEFAULTS: dict[str, Any] = {"num_warps": 4, "num_stages": 2, "num_ctas": 1, "maxnreg": None}

@@ -9,12 +9,12 @@ from typing import Any
 
 import torch
 
-from kernels import gates, timing
-from kernels.accuracy import AccuracyCase, check_op, dtype_name
-from kernels.backend_utils import interpreted
-from kernels.loader import Backend, BackendOp
-from kernels.registry import lookup
-from kernels.spec import Case, OpSpec
+from flagbot.kernels import gates, timing
+from flagbot.kernels.accuracy import AccuracyCase, check_op, dtype_name
+from flagbot.kernels.backend_utils import interpreted
+from flagbot.kernels.loader import Backend, BackendOp
+from flagbot.kernels.registry import lookup
+from flagbot.kernels.spec import Case, OpSpec
 
 INTERPRETER_SKIP = "the CPU interpreter computes bf16 on raw bit patterns (tl.dot); GPU only"
 

@@ -57,8 +57,8 @@ def _resolve(path: str, cwd: str | None) -> Path:
 def _options(args: argparse.Namespace) -> object:
     import torch
 
-    from kernels.check import CheckOptions, can_measure
-    from kernels.gates import Thresholds
+    from flagbot.kernels.check import CheckOptions, can_measure
+    from flagbot.kernels.gates import Thresholds
 
     dtypes = None
     if args.dtypes:
@@ -81,10 +81,10 @@ def _options(args: argparse.Namespace) -> object:
 
 def run_check(args: argparse.Namespace, argv: Sequence[str], cwd: str | None) -> int:
     """Load, check, report; the exit code follows the verdicts."""
-    from kernels import report
-    from kernels.check import CheckOptions
-    from kernels.check import run_check as check
-    from kernels.loader import BackendLoadError, BackendMissing, load_backend
+    from flagbot.kernels import report
+    from flagbot.kernels.check import CheckOptions
+    from flagbot.kernels.check import run_check as check
+    from flagbot.kernels.loader import BackendLoadError, BackendMissing, load_backend
 
     try:
         options = _options(args)
@@ -117,7 +117,7 @@ def run_check(args: argparse.Namespace, argv: Sequence[str], cwd: str | None) ->
 
 
 def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
-    """Entry point of `flagbot kernels` and `python -m kernels`."""
+    """Entry point of `flagbot kernels` and `python -m flagbot.kernels`."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         args = _parser().parse_args(args_list)
@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
         return int(exc.code or 0)
     prepare_environment()
     if args.command == "import":
-        from kernels.importer import import_backend
+        from flagbot.kernels.importer import import_backend
 
         return import_backend(_resolve(args.source, cwd), _resolve(args.dest, cwd))
     return run_check(args, ["kernels", *args_list], cwd)

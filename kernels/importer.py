@@ -10,7 +10,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from kernels.loader import BackendLoadError, BackendMissing, load_backend
+from flagbot.kernels.loader import BackendLoadError, BackendMissing, load_backend
 
 REQUIRED = ("__init__.py", "heuristics_config_utils.py", "tune_configs.yaml", "ops/__init__.py")
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernels import backend_utils
-from kernels.registry import OPS, lookup
-from kernels.spec import OpSpec
+from flagbot.kernels import backend_utils
+from flagbot.kernels.registry import OPS, lookup
+from flagbot.kernels.spec import OpSpec
 
 _COUNTER = itertools.count()
 

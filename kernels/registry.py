@@ -6,7 +6,7 @@ kernel for: a backend that brings one is gated as a new op against torch native.
 
 from __future__ import annotations
 
-from kernels.ops import (
+from flagbot.kernels.ops import (
     add,
     gelu,
     layer_norm,
@@ -18,8 +18,8 @@ from kernels.ops import (
     silu,
     softmax,
 )
-from kernels.ops import sum as sum_op
-from kernels.spec import OpSpec
+from flagbot.kernels.ops import sum as sum_op
+from flagbot.kernels.spec import OpSpec
 
 OPS: dict[str, OpSpec] = {
     "add": add.SPEC,

@@ -16,10 +16,10 @@ import numpy
 import torch
 import triton
 
-from kernels import __version__, timing
-from kernels.backend_utils import interpreted
-from kernels.check import CheckOptions
-from kernels.loader import Backend
+from flagbot.kernels import __version__, timing
+from flagbot.kernels.backend_utils import interpreted
+from flagbot.kernels.check import CheckOptions
+from flagbot.kernels.loader import Backend
 
 SCHEMA = "flagbot.kernels.report"
 SCHEMA_VERSION = 1

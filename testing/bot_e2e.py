@@ -1,7 +1,7 @@
 """End-to-end harness for the bot: emulator + the real app (Flask, threaded) + the real worker.
 
 Used by tests/bot/test_e2e.py and benchmarks/bench_bot_e2e.py: a signed delivery goes over HTTP
-to /webhook, is recorded and queued, the worker runs `bot.handlers.run_delivery`, which talks
+to /webhook, is recorded and queued, the worker runs `flagbot.bot.handlers.run_delivery`, which talks
 to the emulator through PyGithub. `big_pr` builds the 300-changed-file pull request of issue 5.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import requests
 from werkzeug.serving import make_server
 
-from bot.settings import Settings
+from flagbot.bot.settings import Settings
 from testing.github_emulator import Emulator
 from testing.github_emulator.state import EmuRepo
 
@@ -41,9 +41,9 @@ def app_settings(emu: Emulator, state_dir: Path, **overrides: Any) -> Settings:
 @contextmanager
 def serving(settings: Settings, threads: int = 2) -> Iterator[str]:
     """The webhook app on a loopback port plus a worker with `threads` threads; yields the URL."""
-    from bot.app import create_app
-    from bot.handlers import run_delivery
-    from bot.worker import Worker
+    from flagbot.bot.app import create_app
+    from flagbot.bot.handlers import run_delivery
+    from flagbot.bot.worker import Worker
 
     server = make_server("127.0.0.1", 0, create_app(settings), threaded=True)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
@@ -91,7 +91,7 @@ def clean_backend(vendor: str = "_beta", root: str = "backends") -> dict[str, st
 def vendor_patch(repo: EmuRepo, work: Path, device: str,
                  files: dict[str, str] | None = None) -> tuple[str, bytes]:
     """A real patch of `files` for `device` over the default branch, made by `flagbot patch`."""
-    from hooks.patch_cmd import main as patch_main
+    from flagbot.hooks.patch_cmd import main as patch_main
 
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=work, check=True, capture_output=True,

@@ -13,7 +13,7 @@ os.environ.setdefault("GIT_COMMITTER_NAME", "flagbot tests")
 os.environ.setdefault("GIT_COMMITTER_EMAIL", "tests@flagbot.invalid")
 os.environ["GIT_CONFIG_NOSYSTEM"] = "1"
 
-# Any test that imports kernels.ops must see the interpreter on a machine without a GPU: Triton
+# Any test that imports flagbot.kernels.ops must see the interpreter on a machine without a GPU: Triton
 # reads TRITON_INTERPRET when a kernel is decorated, and tests/kernels/conftest.py only covers
 # tests under that folder. nvidia-smi stands in for "has a CUDA device" to avoid importing torch here.
 if shutil.which("nvidia-smi") is None:

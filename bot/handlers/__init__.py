@@ -12,10 +12,10 @@ from typing import Any
 
 from github import GithubException
 
-from bot import github, locks, repo_config
-from bot.context import Context, PayloadError, field_of
-from bot.settings import Settings
-from bot.workspace import GitWorkspace
+from flagbot.bot import github, locks, repo_config
+from flagbot.bot.context import Context, PayloadError, field_of
+from flagbot.bot.settings import Settings
+from flagbot.bot.workspace import GitWorkspace
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Handler:
 
 
 def _registry() -> dict[str, Handler]:
-    from bot.handlers import pull_request
+    from flagbot.bot.handlers import pull_request
 
     return {
         "pull_request": Handler(pull_request.wants, pull_request.handle,
@@ -41,7 +41,7 @@ HANDLERS: dict[str, Handler] = _registry()
 
 def features() -> list[tuple[str, str]]:
     """(name, help) of every feature module, in the order the PR flow runs them."""
-    from bot.handlers import backends, labels, patches, summary
+    from flagbot.bot.handlers import backends, labels, patches, summary
 
     return [(m.NAME, m.HELP) for m in (labels, patches, backends, summary)]
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from bot.github import ChangedFile
-from bot.handlers.checkruns import CheckResult
-from bot.handlers.labels import vendor_of
-from hooks.check_vendor_backend import check_backends
-from hooks.config import RepoConfig
-from hooks.errors import FlagbotError
-from hooks.findings import ERROR, WARNING, Finding
+from flagbot.bot.github import ChangedFile
+from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.handlers.labels import vendor_of
+from flagbot.hooks.check_vendor_backend import check_backends
+from flagbot.hooks.config import RepoConfig
+from flagbot.hooks.errors import FlagbotError
+from flagbot.hooks.findings import ERROR, WARNING, Finding
 
 NAME = "flagbot / backends"
 HELP = ("Runs `flagbot check-backend` on every `<backends>/_<vendor>/` folder the PR touches; "

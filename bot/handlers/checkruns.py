@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from bot.github import CheckRunRef, GitHubClient
-from hooks.findings import ERROR, WARNING, Finding
+from flagbot.bot.github import CheckRunRef, GitHubClient
+from flagbot.hooks.findings import ERROR, WARNING, Finding
 
 # "The Checks API limits the number of annotations to a maximum of 50 per API request."
 MAX_ANNOTATIONS_PER_REQUEST = 50

@@ -13,8 +13,8 @@ from functools import lru_cache
 
 from github import GithubException
 
-from bot.github import ChangedFile, GitHubClient, Label
-from hooks.config import RepoConfig
+from flagbot.bot.github import ChangedFile, GitHubClient, Label
+from flagbot.hooks.config import RepoConfig
 
 NAME = "labels"
 HELP = ("Adds `module: PrivateUse1` when the PR touches third-party device integration code and "

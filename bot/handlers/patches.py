@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from bot.github import ChangedFile
-from bot.handlers.checkruns import CheckResult
-from hooks.config import RepoConfig
-from hooks.errors import FlagbotError
-from hooks.findings import ERROR, WARNING, Finding
-from hooks.hetero import check_hetero
-from hooks.verify import verify_patch
+from flagbot.bot.github import ChangedFile
+from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.hooks.config import RepoConfig
+from flagbot.hooks.errors import FlagbotError
+from flagbot.hooks.findings import ERROR, WARNING, Finding
+from flagbot.hooks.hetero import check_hetero
+from flagbot.hooks.verify import verify_patch
 
 NAME = "flagbot / patches"
 HELP = ("Verifies each `hardwares/<DEV>/<base8>/<base8>.patch` the PR adds or changes (applies at "

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.context import Context, PullRequest
-from bot.github import ChangedFile, Comment
-from bot.handlers import backends, checkruns, labels, patches, summary
-from bot.handlers.checkruns import CheckResult
-from hooks.config import CONFIG_PATH, RepoConfig
+from flagbot.bot.context import Context, PullRequest
+from flagbot.bot.github import ChangedFile, Comment
+from flagbot.bot.handlers import backends, checkruns, labels, patches, summary
+from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 
 ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited")
 # GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).

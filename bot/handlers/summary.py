@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.github import Comment, GitHubClient
-from bot.handlers.checkruns import CheckResult
+from flagbot.bot.github import Comment, GitHubClient
+from flagbot.bot.handlers.checkruns import CheckResult
 
 NAME = "summary"
 HELP = "Keeps one comment per PR up to date: labels applied and why, check results, next steps."

@@ -9,12 +9,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hooks.backend.heuristics import NAME as HEURISTICS
-from hooks.backend.heuristics import check_heuristics
-from hooks.backend.ops import check_package
-from hooks.backend.pysrc import Module, assigned_value
-from hooks.backend.tune import check_tune
-from hooks.backend.vendor import Vendor
+from flagbot.hooks.backend.heuristics import NAME as HEURISTICS
+from flagbot.hooks.backend.heuristics import check_heuristics
+from flagbot.hooks.backend.ops import check_package
+from flagbot.hooks.backend.pysrc import Module, assigned_value
+from flagbot.hooks.backend.tune import check_tune
+from flagbot.hooks.backend.vendor import Vendor
 
 NOT_ARCH = ("ops", "fused")
 # What makes a sub-folder an arch folder rather than a helper package (utils/, fla/, int8/).

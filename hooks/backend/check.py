@@ -5,15 +5,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hooks.backend.arch import check_arch
-from hooks.backend.context import FlagGemsContext
-from hooks.backend.descriptor import check_descriptor, check_folder
-from hooks.backend.heuristics import check_heuristics
-from hooks.backend.ops import check_documented, check_package, check_unused
-from hooks.backend.pysrc import Module, Sources
-from hooks.backend.tune import check_referenced, check_tune
-from hooks.backend.vendor import Vendor
-from hooks.findings import Finding
+from flagbot.hooks.backend.arch import check_arch
+from flagbot.hooks.backend.context import FlagGemsContext
+from flagbot.hooks.backend.descriptor import check_descriptor, check_folder
+from flagbot.hooks.backend.heuristics import check_heuristics
+from flagbot.hooks.backend.ops import check_documented, check_package, check_unused
+from flagbot.hooks.backend.pysrc import Module, Sources
+from flagbot.hooks.backend.tune import check_referenced, check_tune
+from flagbot.hooks.backend.vendor import Vendor
+from flagbot.hooks.findings import Finding
 
 UNUSED = "CUSTOMIZED_UNUSED_OPS"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hooks.backend.pysrc import Module
-from hooks.backend.vendor import FOLDER_RE, Vendor
+from flagbot.hooks.backend.pysrc import Module
+from flagbot.hooks.backend.vendor import FOLDER_RE, Vendor
 
 REQUIRED_FILES = ("__init__.py", "heuristics_config_utils.py", "tune_configs.yaml", "ops/__init__.py")
 REQUIRED_ARGS = ("vendor_name", "device_name", "device_query_cmd")

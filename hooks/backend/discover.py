@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from hooks import git
+from flagbot.hooks import git
 
 
 def vendor_folders(root: Path) -> list[Path]:

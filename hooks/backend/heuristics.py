@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hooks.backend.pysrc import Module, assigned_value
-from hooks.backend.vendor import Vendor
+from flagbot.hooks.backend.pysrc import Module, assigned_value
+from flagbot.hooks.backend.vendor import Vendor
 
 NAME = "HEURISTICS_CONFIGS"
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hooks import aten_ops
-from hooks.backend.pysrc import Module, literal_strings, returned_values
-from hooks.backend.vendor import IDENT_RE, Vendor
+from flagbot.hooks import aten_ops
+from flagbot.hooks.backend.pysrc import Module, literal_strings, returned_values
+from flagbot.hooks.backend.vendor import IDENT_RE, Vendor
 
 
 def _import_target(v: Vendor, pkg: Path, level: int, module: str, name: str) -> str | None:

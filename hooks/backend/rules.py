@@ -6,7 +6,7 @@ and give it a broken backend under `testing/resources/backends/`; a test walks t
 
 from __future__ import annotations
 
-from hooks.findings import ERROR, WARNING, Finding
+from flagbot.hooks.findings import ERROR, WARNING, Finding
 
 RULES: dict[str, tuple[str, str]] = {
     # folder and files

@@ -10,9 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from hooks.backend.context import FSTRING_PREFIX_RE, STRING_RE
-from hooks.backend.vendor import Vendor
-from hooks.backend.yamlload import YDict, YList, load_yaml
+from flagbot.hooks.backend.context import FSTRING_PREFIX_RE, STRING_RE
+from flagbot.hooks.backend.vendor import Vendor
+from flagbot.hooks.backend.yamlload import YDict, YList, load_yaml
 
 LAUNCH = ("num_warps", "num_stages", "num_ctas", "maxnreg", "num_ldmatrixes")
 EXPLICIT_KEYS = ("META", *LAUNCH)

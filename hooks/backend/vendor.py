@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hooks.backend.context import FlagGemsContext
-from hooks.backend.pysrc import Module, Sources
-from hooks.backend.rules import make
-from hooks.findings import Finding
+from flagbot.hooks.backend.context import FlagGemsContext
+from flagbot.hooks.backend.pysrc import Module, Sources
+from flagbot.hooks.backend.rules import make
+from flagbot.hooks.findings import Finding
 
 FOLDER_RE = re.compile(r"^_[a-z][a-z0-9_]*$")
 IDENT_RE = re.compile(r"^[A-Za-z_]\w*$")

@@ -1,1 +1,1 @@
-"""Generic Triton operators, one module per op; `kernels.registry.OPS` lists them."""
+"""Generic Triton operators, one module per op; `flagbot.kernels.registry.OPS` lists them."""

@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.spec import Case, Inputs, OpSpec, numel, randn
+from flagbot.kernels.spec import Case, Inputs, OpSpec, numel, randn
 
 
 @triton.jit

@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.spec import Case, OpSpec, binary_inputs, elementwise_bytes, numel
+from flagbot.kernels.spec import Case, OpSpec, binary_inputs, elementwise_bytes, numel
 
 BLOCK = 2048  # 16 B per thread per access at 8 warps for fp32: full-width vector loads
 

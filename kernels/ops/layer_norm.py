@@ -11,8 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.ops._rows import MAX_ROW_BLOCK, row_block, row_warps
-from kernels.spec import Case, Inputs, OpSpec, last_dim, numel, randn, rows
+from flagbot.kernels.ops._rows import MAX_ROW_BLOCK, row_block, row_warps
+from flagbot.kernels.spec import Case, Inputs, OpSpec, last_dim, numel, randn, rows
 
 
 @triton.jit

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from kernels.spec import Case, OpSpec, elementwise_bytes, last_dim, numel, unary_inputs
+from flagbot.kernels.spec import Case, OpSpec, elementwise_bytes, last_dim, numel, unary_inputs
 
 SPEC = OpSpec(
     name="log_softmax",

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import torch
 
-from kernels.ops._reduce import reduce_dim, reduction_spec
+from flagbot.kernels.ops._reduce import reduce_dim, reduction_spec
 
 
 def mean_dim(x: torch.Tensor, dim: int | Sequence[int], keepdim: bool = False, *,

@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.spec import NO_BF16, Case, Inputs, OpSpec, randn
+from flagbot.kernels.spec import NO_BF16, Case, Inputs, OpSpec, randn
 
 # One fixed configuration on purpose: the generic library must run on every vendor's Triton,
 # and vendors tune their own (backends/_nvidia/tune_configs.yaml). 96 KiB of shared memory

@@ -10,7 +10,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.spec import Case, OpSpec, elementwise_bytes, numel, unary_inputs
+from flagbot.kernels.spec import Case, OpSpec, elementwise_bytes, numel, unary_inputs
 
 BLOCK = 2048
 

@@ -10,8 +10,16 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.ops._rows import MAX_ROW_BLOCK, row_block, row_warps
-from kernels.spec import Case, OpSpec, elementwise_bytes, last_dim, numel, rows, unary_inputs
+from flagbot.kernels.ops._rows import MAX_ROW_BLOCK, row_block, row_warps
+from flagbot.kernels.spec import (
+    Case,
+    OpSpec,
+    elementwise_bytes,
+    last_dim,
+    numel,
+    rows,
+    unary_inputs,
+)
 
 
 @triton.jit

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import github
-from bot.settings import Settings
+from flagbot.bot import github
+from flagbot.bot.settings import Settings
 from testing.github_emulator import Emulator
 from testing.github_emulator.state import EmuRepo
 from tests.bot.handlers_support import BASE_FILES, REPO

@@ -26,7 +26,7 @@ import pytest
 import requests
 from werkzeug.serving import make_server
 
-from bot.settings import Settings
+from flagbot.bot.settings import Settings
 from testing.bot_e2e import wait_until
 
 SECRET = "test-secret"
@@ -105,7 +105,7 @@ def run_delivery(settings: Settings, delivery_id: str, event: str,
     out = Path(spec["dir"]) if spec.get("dir") else None
     tries = 1
     if spec.get("real"):  # the bot's own handlers first (against the emulator), then the plan
-        from bot.handlers import run_delivery as real_run
+        from flagbot.bot.handlers import run_delivery as real_run
 
         real_run(settings, delivery_id, event, body)
     if out is not None:
@@ -130,7 +130,7 @@ def run_delivery(settings: Settings, delivery_id: str, event: str,
 
 def flagbot_cmd(*args: str) -> list[str]:
     """Run the CLI exactly as users do, from the checkout."""
-    return [sys.executable, "-m", "hooks.cli", *args]
+    return [sys.executable, "-m", "flagbot.hooks.cli", *args]
 
 
 def subprocess_env(settings: Settings, **extra: str) -> dict[str, str]:
@@ -199,7 +199,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def server(settings: Settings) -> Iterator[ServerThread]:
     """The app (test wants) under a real werkzeug server; no worker runs."""
-    from bot.app import create_app
+    from flagbot.bot.app import create_app
 
     with ServerThread(create_app(settings, wants=wants)) as srv:
         yield srv

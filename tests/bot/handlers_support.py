@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bot.handlers import run_delivery
-from bot.settings import Settings
+from flagbot.bot.handlers import run_delivery
+from flagbot.bot.settings import Settings
 from testing.bot_e2e import clean_backend, vendor_patch
 from testing.github_emulator import Emulator
 from testing.github_emulator.state import EmuRepo

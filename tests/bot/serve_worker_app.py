@@ -1,5 +1,5 @@
 """A small WSGI app for tests/bot/test_serve_worker.py, served by real gunicorn with
-`bot.serve_worker.KeepAliveWorker`. Paths pick the behaviour."""
+`flagbot.bot.serve_worker.KeepAliveWorker`. Paths pick the behaviour."""
 
 from __future__ import annotations
 

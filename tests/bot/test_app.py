@@ -11,10 +11,10 @@ from pathlib import Path
 
 import requests
 
-from bot.app import create_app
-from bot.ledger import SqliteLedger
-from bot.queue import DeliveryQueue
-from bot.settings import Settings
+from flagbot.bot.app import create_app
+from flagbot.bot.ledger import SqliteLedger
+from flagbot.bot.queue import DeliveryQueue
+from flagbot.bot.settings import Settings
 from tests.bot.core_support import (  # noqa: F401  (fixtures)
     UNHANDLED,
     ServerThread,

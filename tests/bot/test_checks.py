@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.handlers import checkruns
-from hooks.findings import ERROR, Finding
+from flagbot.bot.handlers import checkruns
+from flagbot.hooks.findings import ERROR, Finding
 from tests.bot.handlers_support import (
     clean_backend,
     deliver,

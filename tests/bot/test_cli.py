@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from bot.ledger import SqliteLedger
-from bot.settings import Settings
-from hooks.cli import main
+from flagbot.bot.ledger import SqliteLedger
+from flagbot.bot.settings import Settings
+from flagbot.hooks.cli import main
 from tests.bot.core_support import (
     ROOT,
     flagbot_cmd,
@@ -104,7 +104,7 @@ def test_serve_runs_the_keep_alive_worker_and_background_checkpoints(served) -> 
     (master,) = subprocess.run(["pgrep", "-P", str(srv.proc.pid)], capture_output=True,
                                text=True).stdout.split()
     command = Path(f"/proc/{master}/cmdline").read_bytes().split(b"\0")
-    assert b"bot.serve_worker.KeepAliveWorker" in command
+    assert b"flagbot.bot.serve_worker.KeepAliveWorker" in command
     environ = Path(f"/proc/{master}/environ").read_bytes().split(b"\0")
     assert b"FLAGBOT_SQLITE_CHECKPOINTS=background" in environ
 
@@ -163,7 +163,7 @@ def test_worker_rejects_bad_retry_delays(capsys: pytest.CaptureFixture[str]) -> 
 def test_settle_heap_freezes_what_is_loaded() -> None:
     import gc
 
-    from bot.cli import settle_heap
+    from flagbot.bot.cli import settle_heap
 
     try:
         settle_heap()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.handlers.labels import compile_globs, matching_glob
-from hooks.config import DEFAULT_PRIVATEUSE1_PATHS, ConfigError, parse_config
+from flagbot.bot.handlers.labels import compile_globs, matching_glob
+from flagbot.hooks.config import DEFAULT_PRIVATEUSE1_PATHS, ConfigError, parse_config
 from tests.bot.handlers_support import BASE_FILES, deliver, open_pr, runs_by_name
 
 BAD = "labels:\n  vendor:\n    pattern: 'vendor'\n    color: '#00ff00'\nhardwares: /abs\n"

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from prometheus_client import REGISTRY
 
-from bot import github
+from flagbot.bot import github
 from tests.bot.handlers_support import deliver, open_pr
 
 

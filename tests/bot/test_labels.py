@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.github import ChangedFile, Label
-from bot.handlers import labels
-from hooks.config import RepoConfig, parse_config
+from flagbot.bot.github import ChangedFile, Label
+from flagbot.bot.handlers import labels
+from flagbot.hooks.config import RepoConfig, parse_config
 from tests.bot.handlers_support import deliver, open_pr
 
 PU1 = "module: PrivateUse1"
@@ -87,7 +87,7 @@ def test_label_a_person_added_first_is_not_removed_later(emu, settings, repo) ->
 
 
 def test_past_githubs_file_list_cap_files_come_from_git(emu, settings, repo, monkeypatch) -> None:
-    from bot.handlers import pull_request
+    from flagbot.bot.handlers import pull_request
 
     monkeypatch.setattr(pull_request, "FILES_CAP", 3)
     pr = open_pr(emu, repo, {f"src/m{i}.py": "x\n" for i in range(4)} | {"hardwares/C_Z100/a.md": "a\n"})

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.ledger import MAX_TRIES, Ledger, SqliteLedger
-from bot.ledger_redis import RedisLedger
+from flagbot.bot.ledger import MAX_TRIES, Ledger, SqliteLedger
+from flagbot.bot.ledger_redis import RedisLedger
 from tests.bot.core_support import redis_server, redis_url  # noqa: F401  (fixtures)
 
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from bot.pacing import WriteBucket, bucket_for
+from flagbot.bot.pacing import WriteBucket, bucket_for
 
 
 class FakeClock:

@@ -1,4 +1,4 @@
-"""bot.queue: one task, durable on disk (SQLite, WAL) or in Redis."""
+"""flagbot.bot.queue: one task, durable on disk (SQLite, WAL) or in Redis."""
 
 # ruff: noqa: F811  (fixtures imported from tests/bot/core_support.py, then used as arguments)
 
@@ -8,8 +8,8 @@ import datetime
 import sqlite3
 from pathlib import Path
 
-from bot.queue import DeliveryQueue, make_huey
-from bot.settings import Settings
+from flagbot.bot.queue import DeliveryQueue, make_huey
+from flagbot.bot.settings import Settings
 from tests.bot.core_support import redis_server, redis_url  # noqa: F401  (fixtures)
 
 

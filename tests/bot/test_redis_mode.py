@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from bot.app import create_app
-from bot.ledger_redis import RedisLedger
-from bot.settings import Settings
+from flagbot.bot.app import create_app
+from flagbot.bot.ledger_redis import RedisLedger
+from flagbot.bot.settings import Settings
 from tests.bot.core_support import (  # noqa: F401  (fixtures)
     ServerThread,
     flagbot_cmd,

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.handlers import HANDLERS, features, run_delivery, wants
-from bot.replay import main
-from hooks.cli import main as cli_main
-from hooks.errors import UsageError
+from flagbot.bot.handlers import HANDLERS, features, run_delivery, wants
+from flagbot.bot.replay import main
+from flagbot.hooks.cli import main as cli_main
+from flagbot.hooks.errors import UsageError
 from tests.bot.handlers_support import clean_backend, deliver, missing_patch_lines, open_pr
 
 

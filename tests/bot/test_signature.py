@@ -1,10 +1,10 @@
-"""bot.signature: GitHub's documented test vector, rejections, rotation."""
+"""flagbot.bot.signature: GitHub's documented test vector, rejections, rotation."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.signature import sign, verify
+from flagbot.bot.signature import sign, verify
 
 # docs.github.com "Validating webhook deliveries": secret, payload, expected header
 VECTOR = ("It's a Secret to Everybody", b"Hello, World!",

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import sqlite_store
-from bot.ledger import SqliteLedger
-from bot.sqlite_store import BACKSTOP_PAGES, CHECKPOINTS_ENV, PAGE_SIZE, Checkpointer
+from flagbot.bot import sqlite_store
+from flagbot.bot.ledger import SqliteLedger
+from flagbot.bot.sqlite_store import BACKSTOP_PAGES, CHECKPOINTS_ENV, PAGE_SIZE, Checkpointer
 
 
 def pragma(path: Path, name: str) -> int:
@@ -108,8 +108,8 @@ def test_the_checkpointer_thread_survives_a_failing_round(
 
 
 def test_the_queue_file_is_tuned_like_the_ledger(tmp_path: Path) -> None:
-    from bot.queue import DeliveryQueue
-    from bot.settings import Settings
+    from flagbot.bot.queue import DeliveryQueue
+    from flagbot.bot.settings import Settings
 
     DeliveryQueue(Settings(state_dir=tmp_path)).enqueue("d-1")
     assert pragma(tmp_path / "queue.db", "page_size") == PAGE_SIZE

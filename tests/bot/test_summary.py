@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.github import Comment
-from bot.handlers import summary
+from flagbot.bot.github import Comment
+from flagbot.bot.handlers import summary
 from tests.bot.handlers_support import deliver, missing_patch_lines, open_pr
 
 

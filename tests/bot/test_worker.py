@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import create_app
-from bot.ledger import SqliteLedger
-from bot.locks import LockTimeout, repo_lock
-from bot.settings import Settings
-from bot.worker import Worker
+from flagbot.bot.app import create_app
+from flagbot.bot.ledger import SqliteLedger
+from flagbot.bot.locks import LockTimeout, repo_lock
+from flagbot.bot.settings import Settings
+from flagbot.bot.worker import Worker
 from tests.bot.core_support import (  # noqa: F401  (fixtures)
     ServerThread,
     flagbot_cmd,
@@ -104,7 +104,7 @@ def test_a_restarted_worker_recovers_a_delivery_whose_worker_was_sigkilled(
 def test_sigkill_mid_job_with_the_real_handlers_leaves_one_comment(emu, tmp_path) -> None:
     """The issue's scenario against the GitHub emulator: killed after the handlers wrote to GitHub,
     run again after a restart, and GitHub still shows one summary comment and one run per check."""
-    from bot.handlers import wants as real_wants
+    from flagbot.bot.handlers import wants as real_wants
     from testing.bot_e2e import SECRET as E2E_SECRET
     from testing.bot_e2e import app_settings, base_files
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.context import PullRequest
-from bot.workspace import GitWorkspace, WorkspaceError, auth_env, redact
+from flagbot.bot.context import PullRequest
+from flagbot.bot.workspace import GitWorkspace, WorkspaceError, auth_env, redact
 from tests.bot.handlers_support import deliver, missing_patch_lines, open_pr, runs_by_name
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hooks import check_hetero
+from flagbot.hooks import check_hetero
 from tests.hooks.conftest import MakeRepo
 
 

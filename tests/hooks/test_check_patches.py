@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hooks import check_patches, patch_cmd
+from flagbot.hooks import check_patches, patch_cmd
 from tests.hooks.conftest import MakeRepo, Repo, git_env
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hooks import check_routing as cr
-from hooks.findings import ERROR
+from flagbot.hooks import check_routing as cr
+from flagbot.hooks.findings import ERROR
 
 CORPUS = Path(__file__).resolve().parents[2] / "testing" / "resources" / "routing"
 BACKENDS = "--backends=flaggems,native,torch,acme"

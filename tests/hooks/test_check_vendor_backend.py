@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hooks import check_vendor_backend as cvb
-from hooks.backend.rules import RULES
-from hooks.findings import ERROR
+from flagbot.hooks import check_vendor_backend as cvb
+from flagbot.hooks.backend.rules import RULES
+from flagbot.hooks.findings import ERROR
 from testing.backend_corpus import BROKEN, CLEAN, broken_rules, build_case, build_clean
 
 
@@ -80,14 +80,14 @@ def test_staged_mode_outside_git_is_a_usage_error(tmp_path: Path) -> None:
 def test_clean_check_never_imports_torch(tmp_path: Path) -> None:
     import subprocess
 
-    code = ("import sys; from hooks.check_vendor_backend import main; "
+    code = ("import sys; from flagbot.hooks.check_vendor_backend import main; "
             f"rc = main(['--all', '--root', {str(CLEAN)!r}]); "
             "sys.exit(10 + rc if 'torch' in sys.modules else rc)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
 
 
 def test_unknown_aten_name_is_reported_without_torch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from hooks import aten_ops
+    from flagbot.hooks import aten_ops
 
     monkeypatch.setenv("FLAGBOT_NO_TORCH", "1")
     aten_ops.torch_ops.cache_clear()
@@ -98,17 +98,17 @@ def test_unknown_aten_name_is_reported_without_torch(tmp_path: Path, monkeypatch
 
 
 def test_shipped_aten_list_matches_regeneration_from_installed_torch(tmp_path: Path) -> None:
-    from hooks import aten_ops
+    from flagbot.hooks import aten_ops
 
     pytest.importorskip("torch")
     count = aten_ops.regenerate(tmp_path / "aten_ops.txt")
     fresh = (tmp_path / "aten_ops.txt").read_text().splitlines()[2:]
     assert count == len(fresh) > 1000
-    assert frozenset(fresh) == aten_ops.shipped_ops(), "run: python -m hooks.aten_ops --regenerate"
+    assert frozenset(fresh) == aten_ops.shipped_ops(), "run: python -m flagbot.hooks.aten_ops --regenerate"
 
 
 def test_flagbot_command_runs_with_dash_c(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from hooks import cli
+    from flagbot.hooks import cli
 
     root, _ = build_case("descriptor-unknown-arg", tmp_path)
     assert cli.main(["-C", str(tmp_path), "check-backend", "--all", "--root", root]) == 1

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hooks import check_vendor_backend as cvb
-from hooks.backend.rules import RULES
+from flagbot.hooks import check_vendor_backend as cvb
+from flagbot.hooks.backend.rules import RULES
 from testing.backend_corpus import FORMS, build_form, form_cases, read_case
 
 

@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-from hooks import cli
+from flagbot.hooks import cli
 
 
 @pytest.mark.parametrize("name", sorted(cli.COMMANDS))

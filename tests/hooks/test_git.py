@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from hooks import git
-from hooks.errors import UsageError
+from flagbot.hooks import git
+from flagbot.hooks.errors import UsageError
 from tests.hooks.conftest import MakeRepo
 
 
@@ -66,7 +66,7 @@ def test_ctrl_c_while_a_child_is_created_is_held_until_after() -> None:
     import os
     import signal
 
-    from hooks.git import interrupts_held
+    from flagbot.hooks.git import interrupts_held
 
     before = signal.getsignal(signal.SIGINT)
     with interrupts_held() as caught:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from hooks import cli, hetero
+from flagbot.hooks import cli, hetero
 from tests.hooks.conftest import MakeRepo, Repo
 
 
@@ -66,6 +66,6 @@ def test_no_hetero_file_is_fine(make_repo: MakeRepo) -> None:
 
 
 def test_local_error_constant_matches_findings() -> None:
-    from hooks import findings
+    from flagbot.hooks import findings
 
     assert hetero.ERROR == findings.ERROR

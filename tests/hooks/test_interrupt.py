@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hooks import patch_cmd, unpatch_cmd
+from flagbot.hooks import patch_cmd, unpatch_cmd
 from tests.hooks.conftest import MakeRepo, Repo
 
 ROOT = Path(__file__).parents[2]
@@ -33,7 +33,7 @@ def long_series(make_repo: MakeRepo) -> Repo:
 
 def interrupt_when(args: list[str], repo: Repo, tmp: Path, appears: Path, pattern: str) -> int:
     env = {**os.environ, "TMPDIR": str(tmp)}
-    proc = subprocess.Popen([sys.executable, "-m", "hooks.cli", "-C", str(repo.path), *args],
+    proc = subprocess.Popen([sys.executable, "-m", "flagbot.hooks.cli", "-C", str(repo.path), *args],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 20
     while not list(appears.glob(pattern)) and proc.poll() is None and time.monotonic() < deadline:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from hooks import cli, verify
+from flagbot.hooks import cli, verify
 from tests.hooks.conftest import Repo, git_env
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hooks import cli, patch_cmd
+from flagbot.hooks import cli, patch_cmd
 from tests.hooks.conftest import MakeRepo, Repo, git_env
 
 
@@ -129,7 +129,7 @@ def test_failure_leaves_repository_exactly_as_it_was(work: Repo) -> None:
 def test_works_for_a_user_without_git_identity(work: Repo, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(HOME=str(tmp_path), GIT_CONFIG_NOSYSTEM="1", EMAIL="")
-    proc = subprocess.run(["python", "-m", "hooks.cli", "-C", str(work.path), "patch",
+    proc = subprocess.run(["python", "-m", "flagbot.hooks.cli", "-C", str(work.path), "patch",
                            "--device-type", "A_X100", "--base-commit-id", "base"],
                           env=env, capture_output=True, cwd=Path(__file__).parents[2])
     assert proc.returncode == 0, proc.stderr
@@ -262,7 +262,7 @@ def test_library_entry_reports_counts(work: Repo) -> None:
 
 
 def test_default_hardwares_matches_the_config_default() -> None:
-    from hooks.config import DEFAULTS
+    from flagbot.hooks.config import DEFAULTS
 
     assert patch_cmd.DEFAULT_HARDWARES == DEFAULTS["hardwares"]
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from hooks import patch_cmd
+from flagbot.hooks import patch_cmd
 from testing.backend_corpus import BROKEN, CLEAN, build_case
 
 pytestmark = pytest.mark.precommit
 PROJECT = Path(__file__).resolve().parents[2]
-SNAPSHOT_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "hooks")
+SNAPSHOT_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "flagbot", "hooks")
 EDITED_ADD = "def add(x, y, alpha=1):\n    return x\n\n\ndef add_(x, y, alpha=1):\n    return x\n"
 
 
@@ -48,7 +48,7 @@ def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     for part in SNAPSHOT_PARTS:
         src = PROJECT / part
         if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=ignore)
+            shutil.copytree(src, dest / part, ignore=ignore, symlinks=True)
         else:
             shutil.copy2(src, dest / part)
     git(dest, "init", "-q")

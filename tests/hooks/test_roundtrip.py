@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from hooks import patchfile, roundtrip
-from hooks.scratch import Scratch
+from flagbot.hooks import patchfile, roundtrip
+from flagbot.hooks.scratch import Scratch
 from tests.hooks.conftest import Repo
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from hooks import cli, patch_cmd, verify
+from flagbot.hooks import cli, patch_cmd, verify
 from tests.hooks.conftest import Repo
 
 GOLDEN = Path(__file__).parents[2] / "testing/resources/patches"

@@ -1,7 +1,7 @@
 """Kernel tests run on Triton's CPU interpreter unless a CUDA device is present.
 
 TRITON_INTERPRET must be set before the first @triton.jit runs (it is read at decoration),
-so this happens at conftest import, before any test module imports kernels.ops.
+so this happens at conftest import, before any test module imports flagbot.kernels.ops.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ if not torch.cuda.is_available():
 
 import pytest  # noqa: E402
 
-from kernels.loader import Backend, load_backend  # noqa: E402
+from flagbot.kernels.loader import Backend, load_backend  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

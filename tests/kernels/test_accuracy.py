@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from kernels.accuracy import check_case, check_op, compare
-from kernels.loader import Backend
-from kernels.registry import OPS
-from kernels.spec import Case
+from flagbot.kernels.accuracy import check_case, check_op, compare
+from flagbot.kernels.loader import Backend
+from flagbot.kernels.registry import OPS
+from flagbot.kernels.spec import Case
 
 
 def test_compare_passes_within_and_fails_outside_tolerance() -> None:

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kernels import backend_utils
-from kernels.backend_utils import TuneConfigError, expand, get_tuned_config
-from kernels.yamlite import YamlError, loads
+from flagbot.kernels import backend_utils
+from flagbot.kernels.backend_utils import TuneConfigError, expand, get_tuned_config
+from flagbot.kernels.yamlite import YamlError, loads
 
 ROOT = Path(__file__).resolve().parents[2]
 TUNE_FILES = sorted(ROOT.glob("backends/_*/tune_configs.yaml"))

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernels.backend_utils import expand, read_tune_file
-from kernels.check import CheckOptions, check_backend_op
-from kernels.loader import Backend, load_backend
+from flagbot.kernels.backend_utils import expand, read_tune_file
+from flagbot.kernels.check import CheckOptions, check_backend_op
+from flagbot.kernels.loader import Backend, load_backend
 
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = CheckOptions(shapes="ci", seeds=(0,))

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import torch
 
-from kernels.cli import main
-from kernels.report import SCHEMA, SCHEMA_VERSION
+from flagbot.kernels.cli import main
+from flagbot.kernels.report import SCHEMA, SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 # An accurate op is "unmeasured" on CPU; on a GPU it gets a real gate verdict.
@@ -129,9 +129,9 @@ def test_import_refuses_a_folder_without_the_flaggems_files(planted_dir: Path,
 
 
 def test_flagbot_command_table_points_here() -> None:
-    from hooks.cli import COMMANDS, load_command
+    from flagbot.hooks.cli import COMMANDS, load_command
 
-    assert COMMANDS["kernels"][0] == "kernels.cli:main" and load_command("kernels") is main
+    assert COMMANDS["kernels"][0] == "flagbot.kernels.cli:main" and load_command("kernels") is main
 
 
 def test_python_dash_m_kernels_runs_without_install(planted_dir: Path) -> None:
@@ -144,7 +144,7 @@ def test_python_dash_m_kernels_runs_without_install(planted_dir: Path) -> None:
 
 
 def test_markdown_names_a_passing_op_that_made_cases_slower() -> None:
-    from kernels.report import markdown
+    from flagbot.kernels.report import markdown
 
     verdict = {"status": "pass", "reason": "accurate; ...; slower on 1 of 9 cases (worst 0.96x)",
                "value": {"median": 1.68, "low": 1.64, "high": 1.72}}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kernels.gates import (
+from flagbot.kernels.gates import (
     ERROR,
     FAIL,
     NEAR,

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kernels import backend_utils
-from kernels.loader import Backend, BackendLoadError, BackendMissing, load_backend
+from flagbot.kernels import backend_utils
+from flagbot.kernels.loader import Backend, BackendLoadError, BackendMissing, load_backend
 
 
 def test_specific_ops_form_pairs_aten_names_with_specs(planted: Backend) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernels.ops.gelu import gelu
-from kernels.ops.mm import dot_precision, mm
-from kernels.ops.softmax import softmax
-from kernels.ops.sum import sum_dim
+from flagbot.kernels.ops.gelu import gelu
+from flagbot.kernels.ops.mm import dot_precision, mm
+from flagbot.kernels.ops.softmax import softmax
+from flagbot.kernels.ops.sum import sum_dim
 
 
 def test_softmax_long_rows_take_the_looped_kernel_and_stay_exact(device: torch.device) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernels.accuracy import check_op, dtype_name
-from kernels.registry import OPS, lookup
-from kernels.spec import OpSpec
+from flagbot.kernels.accuracy import check_op, dtype_name
+from flagbot.kernels.registry import OPS, lookup
+from flagbot.kernels.spec import OpSpec
 
 REQUIRED = ("add", "mul", "gelu", "silu", "softmax", "layer_norm", "rms_norm", "sum", "mean", "mm")
 

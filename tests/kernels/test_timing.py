@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernels import timing
+from flagbot.kernels import timing
 
 
 def test_quantile_interpolates_linearly() -> None:

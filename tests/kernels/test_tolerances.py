@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from kernels.tolerances import OP_OVERRIDES, tolerance
+from flagbot.kernels.tolerances import OP_OVERRIDES, tolerance
 
 
 @pytest.mark.parametrize(("dtype", "rtol"), [(torch.float16, 1e-3), (torch.bfloat16, 1.6e-2),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # works without pip install
 
-from hooks import cli  # noqa: E402
+from flagbot.hooks import cli  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> int:

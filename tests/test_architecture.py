@@ -1,0 +1,93 @@
+"""The layout's promises: no import cycles in production code, the sides import only downward."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SIDES = ("hooks", "bot", "kernels")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(["flagbot", *parts])
+
+
+def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
+    if node.level == 0:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Every flagbot module -> the flagbot modules it imports anywhere in its body."""
+    files = {_module_name(p): p for side in SIDES for p in (ROOT / side).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(module, node, path.name == "__init__.py")
+                # `from pkg import mod` imports the submodule when there is one
+                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
+                         for a in node.names]
+            else:
+                continue
+            targets |= {n for n in names if n in files and n != module}
+        graph[module] = targets
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle as [a, b, ..., a], or [] when the graph has none."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def test_the_cycle_finder_finds_a_planted_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) == []
+
+
+def test_production_code_has_no_import_cycles() -> None:
+    graph = import_graph()
+    assert len(graph) > 50, "the walk found too few modules to be trusted"
+    assert find_cycle(graph) == []
+
+
+def test_the_device_side_imports_neither_other_side() -> None:
+    graph = import_graph()
+    crossing = {m: sorted(t for t in targets if not t.startswith("flagbot.kernels"))
+                for m, targets in graph.items() if m.startswith("flagbot.kernels")}
+    assert {m: t for m, t in crossing.items() if t} == {}
+
+
+def test_the_local_side_never_imports_the_server() -> None:
+    graph = import_graph()
+    up = {m: sorted(t for t in targets if t.startswith("flagbot.bot"))
+          for m, targets in graph.items() if m.startswith("flagbot.hooks")}
+    assert {m: t for m, t in up.items() if t} == {}

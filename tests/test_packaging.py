@@ -1,0 +1,82 @@
+"""The wheel installs only the `flagbot` namespace: it sits beside a distribution that owns a
+top-level `kernels` package (a real one exists on PyPI) and neither shadows the other."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow
+
+DUMMY_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "not-flagbot-kernels"
+version = "1.0"
+
+[tool.setuptools]
+packages = ["kernels"]
+"""
+
+
+def _wheel(source: Path, out: Path) -> Path:
+    # Without build isolation when this interpreter can build (no download); with it otherwise.
+    isolation = [] if importlib.util.find_spec("setuptools") is None else ["--no-build-isolation"]
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", *isolation,
+                    "-w", str(out), str(source)], check=True, capture_output=True, text=True)
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    work = tmp_path_factory.mktemp("wheels")
+    dummy = work / "not-flagbot-kernels"
+    (dummy / "kernels").mkdir(parents=True)
+    (dummy / "pyproject.toml").write_text(DUMMY_PYPROJECT)
+    (dummy / "kernels" / "__init__.py").write_text('OWNER = "not-flagbot-kernels"\n')
+    flagbot_out, dummy_out = work / "flagbot-dist", work / "dummy-dist"
+    return _wheel(ROOT, flagbot_out), _wheel(dummy, dummy_out)
+
+
+def test_the_wheel_holds_only_the_flagbot_namespace(wheels: tuple[Path, Path]) -> None:
+    flagbot_wheel, _ = wheels
+    names = zipfile.ZipFile(flagbot_wheel).namelist()
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == {"flagbot"}
+    for side in ("hooks", "bot", "kernels"):
+        assert f"flagbot/{side}/__init__.py" in names
+    assert "flagbot/hooks/data/aten_ops.txt" in names
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    scripts = zipfile.ZipFile(flagbot_wheel).read(entry_points).decode()
+    assert "flagbot = flagbot.hooks.cli:main" in scripts
+
+
+def test_flagbot_installs_beside_a_top_level_kernels_distribution(
+        wheels: tuple[Path, Path], tmp_path: Path) -> None:
+    env = tmp_path / "venv"
+    venv.create(env, with_pip=False)
+    python = env / "bin" / "python"
+    for wheel in reversed(wheels):  # the other distribution first, as an ML stack would have it
+        subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
+                        "--no-deps", "--no-index", str(wheel)], check=True,
+                       capture_output=True, text=True)
+    code = ("import kernels, flagbot.kernels, flagbot.hooks.cli, flagbot.hooks.patch_cmd;"
+            "assert kernels.OWNER == 'not-flagbot-kernels', kernels.__file__;"
+            "assert flagbot.kernels.__file__ != kernels.__file__;"
+            "import importlib.util as u;"
+            "assert u.find_spec('hooks') is None and u.find_spec('bot') is None;"
+            "print('ok')")
+    proc = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=tmp_path,
+                          env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
