@@ -4,6 +4,7 @@ top-level `kernels` package (a real one exists on PyPI) and neither shadows the 
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import subprocess
 import sys
 import venv
@@ -45,8 +46,16 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     (dummy / "kernels").mkdir(parents=True)
     (dummy / "pyproject.toml").write_text(DUMMY_PYPROJECT)
     (dummy / "kernels" / "__init__.py").write_text('OWNER = "not-flagbot-kernels"\n')
-    flagbot_out, dummy_out = work / "flagbot-dist", work / "dummy-dist"
-    return _wheel(ROOT, flagbot_out), _wheel(dummy, dummy_out)
+    # built from a copy: setuptools leaves build/ and *.egg-info/ beside the sources
+    source = work / "flagbot"
+    source.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in ("pyproject.toml", "README.md", "flagbot", "bot", "hooks", "kernels"):
+        if (ROOT / part).is_dir():
+            shutil.copytree(ROOT / part, source / part, symlinks=True, ignore=ignore)
+        else:
+            shutil.copy2(ROOT / part, source / part)
+    return _wheel(source, work / "flagbot-dist"), _wheel(dummy, work / "dummy-dist")
 
 
 def test_the_wheel_holds_only_the_flagbot_namespace(wheels: tuple[Path, Path]) -> None:
