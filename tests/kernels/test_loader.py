@@ -39,8 +39,8 @@ def test_nvidia_backend_has_three_overrides_and_one_new_op(nvidia: Backend) -> N
     assert nvidia.vendor_name == "nvidia" and nvidia.device_name == "cuda"
 
 
-def test_backend_utils_is_the_harness_module() -> None:
-    assert sys.modules["backend_utils"] is backend_utils
+def test_backend_utils_is_the_harness_module(planted: Backend) -> None:
+    assert sys.modules["backend_utils"] is backend_utils  # registered by loading a backend
 
 
 def test_missing_backend_is_a_usage_problem(tmp_path: Path) -> None:
