@@ -45,7 +45,7 @@ class Loaded:
     error: tuple[int, str] | None = None
 
 
-class _LineLoader(_BASE):  # type: ignore[misc,valid-type]
+class _LineLoader(_BASE):  # type: ignore[misc]
     """SafeLoader whose mappings and sequences are YDict / YList."""
 
     def __init__(self, stream: str) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from flagbot.hooks.backend.heuristics import NAME as HEURISTICS
 from flagbot.hooks.backend.heuristics import check_heuristics
 from flagbot.hooks.backend.ops import check_package
 from flagbot.hooks.backend.pysrc import Module, assigned_value
@@ -21,6 +20,9 @@ from flagbot.kernels.flaggems_layout import (
     NOT_ARCH,
     TUNE_FILE,
     arch_candidates,
+)
+from flagbot.kernels.flaggems_layout import (
+    HEURISTICS_NAME as HEURISTICS,
 )
 
 # What makes a sub-folder an arch folder rather than a helper package (utils/, fla/, int8/).
