@@ -1,4 +1,4 @@
-"""GPU-only: generic memory-bound ops vs measured copy bandwidth, mm vs cuBLAS (issue 3).
+"""GPU-only: generic memory-bound ops vs measured copy bandwidth, mm vs cuBLAS.
 
 Run: PYTHONPATH=. python benchmarks/bench_kernels.py [--json OUT] [--markdown OUT]
 Targets: add/mul/gelu/silu/softmax/layer_norm >= 85% of the device's measured copy bandwidth

@@ -4,7 +4,7 @@ Override of a generic op: accurate and speedup vs the generic kernel >= override
 New op (no generic kernel): accurate and speed vs torch native >= new_op_min_fraction_of_native.
 The per-case speedups combine by geometric mean (median, and the p20/p80 band), widened to at
 least +-min_spread; a threshold inside that band gives `near` instead of a verdict that would
-flip between runs (issue 3).
+flip between runs. Thresholds and their meaning: docs/kernels.md.
 """
 
 from __future__ import annotations

@@ -10,18 +10,17 @@ import shutil
 import sys
 from pathlib import Path
 
+from flagbot.kernels.flaggems_layout import missing_files
 from flagbot.kernels.loader import BackendLoadError, BackendMissing, load_backend
-
-REQUIRED = ("__init__.py", "heuristics_config_utils.py", "tune_configs.yaml", "ops/__init__.py")
 
 
 def import_backend(source: Path, dest_root: Path) -> int:
     """Copy `source` (a _<vendor> folder) to `dest_root/<name>`; 0 ok, 1 broken, 2 usage."""
-    missing = [f for f in REQUIRED if not (source / f).is_file()]
     if not source.is_dir() or not source.name.startswith("_"):
         print(f"flagbot kernels import: {source}: not a _<vendor> folder; pass e.g. "
               "src/flag_gems/runtime/backend/_myvendor", file=sys.stderr)
         return 2
+    missing = missing_files(source)
     if missing:
         print(f"flagbot kernels import: {source}: missing {', '.join(missing)} (FlagGems "
               "layout; copy backends/_template for the smallest complete backend)",

@@ -1,8 +1,11 @@
 """Load a backend folder by path (FlagGems layout) and pair each of its ops with a spec.
 
-Two forms are accepted (issue 3): `ops.get_specific_ops()` returning
+Two forms are accepted: `ops.get_specific_ops()` returning
 `(aten_name, function[, Autograd.x])` tuples, or functions exported by `ops/__init__.py` whose
 names are generic op names (`softmax`, or the generic function's name such as `sum_dim`).
+Before any of its code runs, the folder must hold FlagGems' required files and tune files
+that FlagGems can load (kernels/flaggems_layout.py, kernels/tune_configs.py): the same
+conditions `flagbot check-backend` reports as errors.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from flagbot.kernels import backend_utils
+from flagbot.kernels.flaggems_layout import missing_files
 from flagbot.kernels.registry import OPS, lookup
 from flagbot.kernels.spec import OpSpec
+from flagbot.kernels.tune_configs import TuneConfigError, load_backend_tunes
 
 _COUNTER = itertools.count()
 
@@ -62,6 +67,8 @@ class Backend:
     device_name: str | None = None
     ops: list[BackendOp] = field(default_factory=list)
     unused_ops: list[str] = field(default_factory=list)
+    # tune file (relative path) -> op -> expanded configs, as FlagGems would build them
+    tune_configs: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
 
 
 def _function_names() -> dict[str, OpSpec]:
@@ -72,11 +79,23 @@ def _function_names() -> dict[str, OpSpec]:
     return names
 
 
-def _import_package(path: Path) -> Any:
-    init = path / "__init__.py"
-    if not path.is_dir() or not init.is_file():
+def read_layout(path: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """Check the folder's required files and load its tune files, before importing anything."""
+    if not path.is_dir() or not (path / "__init__.py").is_file():
         raise BackendMissing(f"{path}: not a backend folder (no __init__.py); pass the "
                              "_<vendor> folder, e.g. --backend backends/_nvidia")
+    missing = missing_files(path)
+    if missing:
+        raise BackendLoadError(f"{path}: missing {', '.join(missing)}; FlagGems needs them in "
+                               "every vendor folder (copy them from backends/_template)")
+    try:
+        return load_backend_tunes(path)
+    except TuneConfigError as exc:
+        raise BackendLoadError(f"{path}: tune configs FlagGems cannot load: {exc}") from exc
+
+
+def _import_package(path: Path) -> Any:
+    init = path / "__init__.py"
     # FlagGems puts backend_utils on the path of the vendor folders; so do we.
     sys.modules.setdefault("backend_utils", backend_utils)
     slug = re.sub(r"\W", "_", path.name)
@@ -136,11 +155,12 @@ def _exported_functions(ops: Any) -> list[BackendOp]:
 def load_backend(path: str | Path) -> Backend:
     """Import the backend at `path` and list its ops; raises BackendMissing/BackendLoadError."""
     root = Path(path).resolve()
+    tunes = read_layout(root)
     package, ops = _import_package(root)
     info = getattr(package, "vendor_info", None)
     form = "specific_ops" if hasattr(ops, "get_specific_ops") else "exported_functions"
     backend = Backend(path=root, form=form, vendor_name=getattr(info, "vendor_name", None),
-                      device_name=getattr(info, "device_name", None))
+                      device_name=getattr(info, "device_name", None), tune_configs=tunes)
     try:
         backend.ops = _specific_ops(ops) if form == "specific_ops" else _exported_functions(ops)
         unused = ops.get_unused_ops() if hasattr(ops, "get_unused_ops") else \

@@ -1,7 +1,8 @@
-"""All device timing and device queries live here (STYLE 5): warm-up, L2 flush, interleaved
-repeats, CUDA graphs for short kernels, medians and spreads, and the device's metadata.
+"""All device timing and device queries live here, so noisy measurement code stays in one
+place: warm-up, L2 flush, interleaved repeats, CUDA graphs for short kernels, medians and
+spreads, and the device's metadata.
 
-Method (kernels notes 2.1, 2.6; device METHOD.md): device events, never host clocks; a 256 MB
+Method: device events, never host clocks (the host returns before the kernel ends); a 256 MB
 buffer zeroed before each timed call so every call starts with a cold L2 (as do_bench does);
 candidates interleaved A B C, C B A, ... so that drift (clocks, temperature) hits all alike;
 kernels under ~20 us are captured N-per-graph and replayed, because launch overhead would
@@ -145,7 +146,8 @@ def bench(fns: Mapping[str, Callable[[], Any]]) -> Measurement:
 
 
 def _nvidia_smi(index: int) -> dict[str, str]:
-    # Read-only query: the device machines forbid changing clocks (METHOD.md), so we record them.
+    # Read-only query: clocks are recorded as found, never set (shared runners must not be
+    # reconfigured, and a locked clock would not be what users' jobs see).
     fields = ["driver_version", "clocks.sm", "clocks.mem", "clocks.max.sm", "clocks.max.mem",
               "temperature.gpu", "power.draw", "power.limit"]
     if shutil.which("nvidia-smi") is None:

@@ -1,1 +1,5 @@
-"""Static checks of vendor backend folders in the FlagGems layout (issue 4); never imports them."""
+"""Static checks of vendor backend folders in the FlagGems layout; never imports them.
+
+The layout itself (required files, tune-file schema) is described once in
+kernels/flaggems_layout.py and kernels/tune_configs.py, which the kernel harness uses too.
+"""

@@ -14,9 +14,8 @@ from flagbot.hooks.backend.pysrc import Module, Sources
 from flagbot.hooks.backend.tune import check_referenced, check_tune
 from flagbot.hooks.backend.vendor import Vendor
 from flagbot.hooks.findings import Finding
-
-UNUSED = "CUSTOMIZED_UNUSED_OPS"
-
+from flagbot.kernels.flaggems_layout import HEURISTICS_FILE, TUNE_FILE, tune_files
+from flagbot.kernels.flaggems_layout import UNUSED_OPS_NAME as UNUSED
 
 DOCUMENTED_FUNCS = ("get_specific_ops", "get_unused_ops")
 
@@ -75,11 +74,13 @@ def check_vendor(repo: Path, folder: Path, sources: Sources,
     if init is not None:
         check_descriptor(v, init)
     _check_ops(v, init)
-    if (folder / "heuristics_config_utils.py").is_file():
-        check_heuristics(v, folder / "heuristics_config_utils.py")
-    tune = folder / "tune_configs.yaml"
-    if tune.is_file():
-        keys = check_tune(v, tune)
-        if context is not None:
-            check_referenced(v, tune, keys, python_files(folder))
+    if (folder / HEURISTICS_FILE).is_file():
+        check_heuristics(v, folder / HEURISTICS_FILE)
+    # Every tune file the harness loads: the vendor's and each arch candidate's, reached by
+    # ARCH_MAP or not, so a file is judged the same whichever architecture runs it.
+    for tune in tune_files(folder):
+        if tune.is_file():
+            keys = check_tune(v, tune)
+            if context is not None and tune == folder / TUNE_FILE:
+                check_referenced(v, tune, keys, python_files(folder))
     return v.findings

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from flagbot.hooks.backend.pysrc import Module
 from flagbot.hooks.backend.vendor import FOLDER_RE, Vendor
+from flagbot.kernels.flaggems_layout import missing_files
 
-REQUIRED_FILES = ("__init__.py", "heuristics_config_utils.py", "tune_configs.yaml", "ops/__init__.py")
 REQUIRED_ARGS = ("vendor_name", "device_name", "device_query_cmd")
 
 # class -> field -> allowed literal types, in positional order (FlagGems backend_utils.py:
@@ -33,10 +33,9 @@ def check_folder(v: Vendor) -> None:
     if not FOLDER_RE.match(v.folder.name):
         v.add("vendor-folder-name", v.folder, 0, f"folder {v.folder.name!r} is not named _<vendor> "
               "(underscore + lower-case name); FlagGems imports backends as _<vendor_name>")
-    for rel in REQUIRED_FILES:
-        if not (v.folder / rel).is_file():
-            v.add("required-file", v.folder / rel, 0, f"missing; FlagGems needs {rel} in every "
-                  "vendor folder (copy it from backends/_template)")
+    for rel in missing_files(v.folder):
+        v.add("required-file", v.folder / rel, 0, f"missing; FlagGems needs {rel} in every "
+              "vendor folder (copy it from backends/_template)")
 
 
 def _find_call(mod: Module) -> ast.Call | None:

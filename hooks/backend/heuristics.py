@@ -7,8 +7,7 @@ from pathlib import Path
 
 from flagbot.hooks.backend.pysrc import Module, assigned_value
 from flagbot.hooks.backend.vendor import Vendor
-
-NAME = "HEURISTICS_CONFIGS"
+from flagbot.kernels.flaggems_layout import HEURISTICS_NAME as NAME
 
 
 def _callable_problem(mod: Module, value: ast.expr) -> str | None:

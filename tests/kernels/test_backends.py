@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from flagbot.kernels.backend_utils import expand, read_tune_file
 from flagbot.kernels.check import CheckOptions, check_backend_op
 from flagbot.kernels.loader import Backend, load_backend
+from flagbot.kernels.tune_configs import load_tune_file
 
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = CheckOptions(shapes="ci", seeds=(0,))
@@ -41,7 +41,7 @@ def test_autotuned_kernels_take_their_configs_from_tune_configs_yaml(
     ops_module = importlib.import_module(backend.ops[0].func.__module__)  # type: ignore[union-attr]
     package = ops_module.__name__.rsplit(".", 2)[0]
     tuner = getattr(importlib.import_module(f"{package}.ops.{module}"), kernel)
-    raw = expand(key, read_tune_file(ROOT / "backends" / vendor / "tune_configs.yaml")[key], "")
+    raw = load_tune_file(ROOT / "backends" / vendor / "tune_configs.yaml")[key]
     assert [c.kwargs for c in tuner.configs] == [c["META"] for c in raw][: len(tuner.configs)]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -125,7 +126,19 @@ def test_import_copies_a_backend_and_never_overwrites(planted_dir: Path, tmp_pat
 
 def test_import_refuses_a_folder_without_the_flaggems_files(planted_dir: Path,
                                                             tmp_path: Path) -> None:
-    assert main(["import", str(planted_dir / "_exported"), "--dest", str(tmp_path)]) == 2
+    source = tmp_path / "_exported"
+    shutil.copytree(planted_dir / "_exported", source)
+    (source / "heuristics_config_utils.py").unlink()
+    assert main(["import", str(source), "--dest", str(tmp_path / "backends")]) == 2
+
+
+def test_check_of_a_backend_whose_tune_file_flaggems_cannot_load_fails(
+        planted_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "_exported"
+    shutil.copytree(planted_dir / "_exported", source)
+    (source / "tune_configs.yaml").write_text("softmax:\n  - META: {B: 1}\n    num_warps: 6\n")
+    assert main(["check", "--backend", str(source), "--shapes", "ci"]) == 1
+    assert "tune_configs.yaml:3: softmax: num_warps must be a power of two" in capsys.readouterr().err
 
 
 def test_flagbot_command_table_points_here() -> None:

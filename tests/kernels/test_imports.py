@@ -1,4 +1,4 @@
-"""kernels/ runs on device runners that have only torch, triton, numpy and this checkout."""
+"""kernels/ runs on device runners that have only torch, triton, numpy, PyYAML and this checkout."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ALLOWED = {"torch", "triton", "numpy", "flagbot", "flagbot.kernels"}
+# PyYAML is a core dependency of flagbot, so `pip install flagbot[kernels]` brings it.
+ALLOWED = {"torch", "triton", "numpy", "yaml", "flagbot", "flagbot.kernels"}
+# What the backend checker imports from the device side: it must not pull torch or triton.
+LAYOUT_MODULES = ("flaggems_layout", "tune_configs", "yamlload")
 
 
 def _root(name: str) -> str:
@@ -27,7 +30,7 @@ def _imported_roots(path: Path) -> set[str]:
     return roots
 
 
-def test_kernels_imports_only_stdlib_torch_triton_numpy() -> None:
+def test_kernels_imports_only_stdlib_torch_triton_numpy_yaml() -> None:
     offenders = {}
     for path in sorted((ROOT / "kernels").rglob("*.py")):
         bad = {r for r in _imported_roots(path)
@@ -37,10 +40,21 @@ def test_kernels_imports_only_stdlib_torch_triton_numpy() -> None:
     assert offenders == {}
 
 
-def test_running_the_check_never_loads_hooks_or_bot_or_yaml() -> None:
-    code = ("import sys, flagbot.kernels.cli, flagbot.kernels.check, flagbot.kernels.report, flagbot.kernels.loader;"
-            "bad = [m for m in ('flagbot.hooks', 'flagbot.bot', 'yaml') if m in sys.modules];"
+def _loaded_after(imports: str, forbidden: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
+    code = (f"import sys, {imports};"
+            f"bad = [m for m in {forbidden!r} if m in sys.modules];"
             "print(bad); raise SystemExit(1 if bad else 0)")
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, env={"TRITON_INTERPRET": "1", "PATH": "/usr/bin:/bin"})
+
+
+def test_running_the_check_never_loads_hooks_or_bot() -> None:
+    proc = _loaded_after("flagbot.kernels.cli, flagbot.kernels.check, flagbot.kernels.report, "
+                         "flagbot.kernels.loader", ("flagbot.hooks", "flagbot.bot"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_layout_modules_the_checker_shares_load_neither_torch_nor_triton() -> None:
+    imports = ", ".join(f"flagbot.kernels.{m}" for m in LAYOUT_MODULES)
+    proc = _loaded_after(imports, ("torch", "triton", "flagbot.hooks", "flagbot.bot"))
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -39,8 +40,8 @@ def test_nvidia_backend_has_three_overrides_and_one_new_op(nvidia: Backend) -> N
     assert nvidia.vendor_name == "nvidia" and nvidia.device_name == "cuda"
 
 
-def test_backend_utils_is_the_harness_module() -> None:
-    assert sys.modules["backend_utils"] is backend_utils
+def test_backend_utils_is_the_harness_module(planted: Backend) -> None:
+    assert sys.modules["backend_utils"] is backend_utils  # registered by loading a backend
 
 
 def test_missing_backend_is_a_usage_problem(tmp_path: Path) -> None:
@@ -56,3 +57,16 @@ def test_backend_whose_import_fails_names_the_error(planted_dir: Path) -> None:
 def test_same_backend_loads_twice_without_clashing(planted_dir: Path) -> None:
     first, second = load_backend(planted_dir / "_exported"), load_backend(planted_dir / "_exported")
     assert first.ops[0].func is not second.ops[0].func
+
+
+def test_backend_missing_a_required_file_fails_before_its_code_runs(planted_dir: Path,
+                                                                    tmp_path: Path) -> None:
+    shutil.copytree(planted_dir / "_exported", tmp_path / "_exported")
+    (tmp_path / "_exported" / "heuristics_config_utils.py").unlink()
+    with pytest.raises(BackendLoadError, match="missing heuristics_config_utils.py"):
+        load_backend(tmp_path / "_exported")
+
+
+def test_loaded_backend_carries_its_expanded_tune_configs(planted: Backend) -> None:
+    [config] = planted.tune_configs["tune_configs.yaml"]["unused"]
+    assert config["META"] == {"BLOCK": 64} and config["num_warps"] == 4

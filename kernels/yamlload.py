@@ -1,0 +1,107 @@
+"""Read YAML exactly as `yaml.safe_load` does, keeping line numbers and reporting duplicate keys.
+
+FlagGems reads `tune_configs.yaml` with `yaml.safe_load` (YAML 1.1: `yes`/`on` are booleans,
+`0777` is octal, `1e3` is a string), so the backend checker and the kernel harness read it
+with PyYAML's own SafeLoader: its resolver and constructors decide every value. Only the
+mapping and sequence constructors are replaced, to build dicts and lists that remember their
+lines and to note a key written twice, which `safe_load` silently resolves to the last value.
+Standard library and PyYAML only: the device side and the checker both import this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+
+# libyaml's parser is several times faster than the pure-Python one; both give the same nodes.
+_BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class YDict(dict[Any, Any]):
+    """A mapping that remembers its own line and the line of each key (1-based)."""
+
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class YList(list[Any]):
+    """A sequence that remembers its own line and the line of each item (1-based)."""
+
+    line: int = 0
+    item_lines: list[int]
+
+
+@dataclass
+class Loaded:
+    """The document (or None), duplicate keys as (line, "key (first at N)") and a syntax error."""
+
+    data: Any = None
+    duplicates: list[tuple[int, str]] = field(default_factory=list)
+    error: tuple[int, str] | None = None
+
+
+class _LineLoader(_BASE):  # type: ignore[misc]
+    """SafeLoader whose mappings and sequences are YDict / YList."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.duplicates: list[tuple[int, str]] = []
+
+
+def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Iterator[YDict]:
+    data = YDict()
+    data.line = node.start_mark.line + 1
+    data.key_lines = {}
+    yield data  # the SafeConstructor protocol: yield first, so aliases may point back here
+    own: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG:
+            continue
+        key = loader.construct_object(key_node, deep=False)
+        try:
+            hash(key)
+        except TypeError:
+            raise ConstructorError("while constructing a mapping", node.start_mark,
+                                   "found unhashable key", key_node.start_mark) from None
+        line = key_node.start_mark.line + 1
+        if key in own:
+            loader.duplicates.append((line, f"{key!s} (first at line {own[key]})"))
+        own[key] = line
+    # `<<: *base` keys: PyYAML's own merge, which lets the mapping's own keys win.
+    loader.flatten_mapping(node)
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=False)
+        data[key] = loader.construct_object(value_node, deep=False)
+        data.key_lines[key] = own.get(key, data.line)
+
+
+def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> Iterator[YList]:
+    data = YList()
+    data.line = node.start_mark.line + 1
+    data.item_lines = [item.start_mark.line + 1 for item in node.value]
+    yield data
+    data.extend(loader.construct_sequence(node))
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_LineLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+
+
+def load_yaml(text: str) -> Loaded:
+    """Parse `text` (one document, as `safe_load` requires); never raises for bad input."""
+    loader = _LineLoader(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        return Loaded(error=(mark.line + 1 if mark else 1, str(exc.problem or exc).strip()))
+    except yaml.YAMLError as exc:
+        return Loaded(error=(1, str(exc).strip()))
+    finally:
+        loader.dispose()
+    return Loaded(data=data, duplicates=sorted(loader.duplicates))
