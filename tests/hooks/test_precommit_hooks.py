@@ -21,7 +21,8 @@ from testing.backend_corpus import BROKEN, CLEAN, build_case
 
 pytestmark = pytest.mark.precommit
 PROJECT = Path(__file__).resolve().parents[2]
-SNAPSHOT_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "flagbot", "hooks")
+SNAPSHOT_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "flagbot", "hooks",
+                  "kernels")
 EDITED_ADD = "def add(x, y, alpha=1):\n    return x\n\n\ndef add_(x, y, alpha=1):\n    return x\n"
 
 
