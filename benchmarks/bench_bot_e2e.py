@@ -23,7 +23,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flagbot.bot import github  # noqa: E402
 from testing.bot_e2e import (  # noqa: E402
     app_settings,
     base_files,
@@ -75,7 +74,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="flagbot-e2e-") as tmp:
         root = Path(tmp)
-        github.forget_tokens()
         with Emulator(root / "gh") as emu:
             repo = emu.create_repo("flagos/FlagScale", files=base_files())
             files = big_pr_files(repo, root / "work", total=args.files)
