@@ -1,4 +1,4 @@
-"""Time a 300-changed-file PR end to end (issue 5: labels, both check runs, summary within 2 s).
+"""Time a 300-changed-file PR end to end (target: labels, both check runs and summary within 2 s).
 
     .venv/bin/python benchmarks/bench_bot_e2e.py [--runs 5] [--files 300] [--spacing 1.0] [--burst 10] [--gap 5]
 

@@ -8,7 +8,6 @@ loads prometheus_client is imported before serve has set up its metrics folder.
 from __future__ import annotations
 
 import sys
-
 from typing import Any
 
 from flagbot.bot import cli

@@ -102,7 +102,7 @@ def test_a_restarted_worker_recovers_a_delivery_whose_worker_was_sigkilled(
 
 
 def test_sigkill_mid_job_with_the_real_handlers_leaves_one_comment(emu, tmp_path) -> None:
-    """The issue's scenario against the GitHub emulator: killed after the handlers wrote to GitHub,
+    """Crash safety against the GitHub emulator: killed after the handlers wrote to GitHub,
     run again after a restart, and GitHub still shows one summary comment and one run per check."""
     from flagbot.bot.handlers import wants as real_wants
     from testing.bot_e2e import SECRET as E2E_SECRET
