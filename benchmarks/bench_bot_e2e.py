@@ -9,7 +9,7 @@ a signed `pull_request.opened` delivery to /webhook and measures from just befor
 the last write the emulator recorded once the PR has its 3 labels, both check runs and the
 summary comment. Run 1 starts with an empty clone cache (cold); the others fetch incrementally.
 `--spacing` and `--burst` are settings.write_spacing_s / write_burst (the production defaults:
-bursts of 10 writes per installation, then one per second; bot/pacing.py).
+bursts of 10 writes per installation, then one per second; bot/github/pacing.py).
 """
 
 from __future__ import annotations

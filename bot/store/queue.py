@@ -46,7 +46,3 @@ class DeliveryQueue:
     def depth(self) -> int:
         """Tasks waiting (queued now, not counting scheduled retries)."""
         return int(self.huey.pending_count())
-
-    def scheduled(self) -> int:
-        """Retries waiting for their time."""
-        return int(self.huey.scheduled_count())
