@@ -85,7 +85,7 @@ def test_a_restarted_worker_recovers_a_delivery_whose_worker_was_sigkilled(
     try:
         post(server.url, payload(dir=str(tmp_path), sleep=30, sleep_first_only=True),
              delivery="k-1")
-        wait_for(lambda: (tmp_path / "k-1.effect").exists(), what="the job to start")
+        wait_for(lambda: (tmp_path / "k-1.effect").exists(), 30, "the job to start")
         assert status(settings, "k-1") == "running"
     finally:
         first.send_signal(signal.SIGKILL)
