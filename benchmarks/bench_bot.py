@@ -2,8 +2,9 @@
 
 Run:  .venv/bin/python benchmarks/bench_bot.py            (about 40 s; --help for the knobs)
 
-The server runs as in production SQLite mode: gunicorn plus the in-process consumer, which
-drains the queue during the load (with no-op handlers from this file); the state dir is on the
+The server runs as in production SQLite mode: `flagbot serve`'s own code (this file's `--serve`
+runs it with an app that wants every event and no-op handlers), gunicorn plus the in-process
+consumer, which drains the queue during the load; the state dir is on the
 temporary folder's disk, as a real one would be. Phase 1 sends deliveries at a fixed rate (default 500/s for 10 s) and reports the ack latency
 percentiles, measured from each request's planned send time (so a stall cannot hide queued-up
 requests). Phase 2 fires a burst of 10,000 as fast as the clients go and then checks that every
@@ -62,14 +63,34 @@ def pr_payload(number: int) -> dict[str, Any]:
 
 
 def wants(event: str, payload: dict[str, Any]) -> bool:
-    """`--handlers bench_bot`: want every event (ingest measured without the bot's handlers)."""
+    """The served app's filter: every event (ingest measured without the bot's handlers)."""
     return True
 
 
-def run_delivery(settings: Any, delivery_id: str, event: str,
-                 payload: dict[str, Any]) -> dict[str, Any]:
-    """`--handlers bench_bot`: a no-op handler, for --with-worker runs."""
-    return {}
+class NoOpHandlers:
+    """What serve's in-process worker runs: nothing, so the consumer's own cost is measured."""
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+
+    def run(self, delivery_id: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+
+def make_app() -> Any:
+    """What serve's gunicorn child serves: the real app, wanting every event."""
+    from flagbot.bot.app import create_app
+    from flagbot.bot.settings import Settings
+
+    return create_app(Settings.from_env(), wants=wants)
+
+
+def serve(argv: list[str]) -> int:
+    """`bench_bot.py --serve ARGS`: `flagbot serve ARGS` with the handlers above."""
+    from flagbot.bot import cli
+
+    return cli.serve(cli.serve_parser().parse_args(argv), handlers=NoOpHandlers,
+                     app="bench_bot:make_app()")
 
 
 def free_port() -> int:
@@ -179,9 +200,9 @@ def start_server(state_dir: Path, port: int, args: argparse.Namespace) -> subpro
     path = [str(ROOT), str(ROOT / "benchmarks"), *filter(None, [os.environ.get("PYTHONPATH")])]
     env.update(GITHUB_WEBHOOK_SECRET=SECRET, FLAGBOT_STATE_DIR=str(state_dir),
                PYTHONPATH=os.pathsep.join(path))
-    cmd = [sys.executable, "-m", "flagbot.hooks.cli", "serve", "--bind", f"127.0.0.1:{port}",
-           "--workers", str(args.workers), "--threads", str(args.threads), "--log-level", "warning",
-           "--handlers", args.handlers, *(["--no-worker"] if args.no_worker else []),
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_bot.py"), "--serve", "--bind",
+           f"127.0.0.1:{port}", "--workers", str(args.workers), "--threads", str(args.threads),
+           "--log-level", "warning", *(["--no-worker"] if args.no_worker else []),
            *(["--worker-class", args.worker_class] if args.worker_class else [])]
     proc = subprocess.Popen(cmd, env=env, cwd=ROOT)
     deadline = time.time() + 30
@@ -209,9 +230,6 @@ def main() -> int:
                         help="gunicorn worker class for serve (default: serve's own default)")
     parser.add_argument("--no-worker", action="store_true",
                         help="ingest only: no consumer in serve (the queue just grows)")
-    parser.add_argument("--handlers", default="bench_bot",
-                        help="handlers module for serve (default %(default)s: wants every event, "
-                        "no-op handlers, so the consumer's own cost is measured, not GitHub's)")
     args = parser.parse_args()
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="bench_bot-") as tmp:
@@ -243,4 +261,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        raise SystemExit(serve(sys.argv[2:]))
     raise SystemExit(main())

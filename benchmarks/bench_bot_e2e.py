@@ -1,4 +1,4 @@
-"""Time a 300-changed-file PR end to end (issue 5: labels, both check runs, summary within 2 s).
+"""Time a 300-changed-file PR end to end (target: labels, both check runs and summary within 2 s).
 
     .venv/bin/python benchmarks/bench_bot_e2e.py [--runs 5] [--files 300] [--spacing 1.0] [--burst 10] [--gap 5]
 
@@ -9,7 +9,7 @@ a signed `pull_request.opened` delivery to /webhook and measures from just befor
 the last write the emulator recorded once the PR has its 3 labels, both check runs and the
 summary comment. Run 1 starts with an empty clone cache (cold); the others fetch incrementally.
 `--spacing` and `--burst` are settings.write_spacing_s / write_burst (the production defaults:
-bursts of 10 writes per installation, then one per second; bot/pacing.py).
+bursts of 10 writes per installation, then one per second; bot/github/pacing.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flagbot.bot import github  # noqa: E402
 from testing.bot_e2e import (  # noqa: E402
     app_settings,
     base_files,
@@ -75,7 +74,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="flagbot-e2e-") as tmp:
         root = Path(tmp)
-        github.forget_tokens()
         with Emulator(root / "gh") as emu:
             repo = emu.create_repo("flagos/FlagScale", files=base_files())
             files = big_pr_files(repo, root / "work", total=args.files)

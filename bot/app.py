@@ -2,6 +2,8 @@
 
 `POST /webhook` verifies the signature before anything else, records the delivery in the ledger,
 queues it and answers 202: it never waits for GitHub API calls or git work (the worker does those).
+The same `ingest` also answers through `serving.fastpath`, which skips Flask's request machinery
+for that one hot route.
 """
 
 from __future__ import annotations
@@ -10,26 +12,27 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from flask import Flask, Response, request
-from werkzeug.exceptions import InternalServerError
-from werkzeug.http import HTTP_STATUS_CODES
 from werkzeug.wsgi import get_content_length, get_input_stream
 
-from flagbot.bot import metrics
-from flagbot.bot.ledger import Ledger, open_ledger
-from flagbot.bot.queue import DeliveryQueue
+from flagbot.bot import handlers, metrics
+from flagbot.bot.serving.fastpath import Answer, WebhookFastPath
 from flagbot.bot.settings import Settings
 from flagbot.bot.signature import verify
-from flagbot.bot.worker import Wants, load_handlers
+from flagbot.bot.store import Ledger, Queue
+from flagbot.bot.store.factory import open_ledger, open_queue
 
 if TYPE_CHECKING:
-    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+    from _typeshed.wsgi import WSGIEnvironment
 
 log = logging.getLogger(__name__)
+
+# Which deliveries the handlers want (`handlers.wants`): no I/O, decided before recording.
+Wants = Callable[[str, dict[str, Any]], bool]
 
 DELIVERY_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 READ_CHUNK = 1 << 16
@@ -52,7 +55,7 @@ def missing_config(settings: Settings) -> list[str]:
 class Backend:
     """The ledger and queue, opened on first use so the server starts even when they are down."""
 
-    def __init__(self, settings: Settings, ledger: Ledger | None, queue: DeliveryQueue | None):
+    def __init__(self, settings: Settings, ledger: Ledger | None, queue: Queue | None):
         self.settings = settings
         self._ledger = ledger
         self._queue = queue
@@ -67,11 +70,11 @@ class Backend:
         return self._ledger
 
     @property
-    def queue(self) -> DeliveryQueue:
+    def queue(self) -> Queue:
         if self._queue is None:
             with self._lock:
                 if self._queue is None:
-                    self._queue = DeliveryQueue(self.settings)
+                    self._queue = open_queue(self.settings)
         return self._queue
 
 
@@ -105,14 +108,11 @@ def parse_payload(body: bytes, content_type: str) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-Answer = tuple[int, dict[str, Any]]
-
-
 def ingest(settings: Settings, backend: Backend, wants: Wants, environ: WSGIEnvironment) -> Answer:
     """Handle one POST /webhook (see the module docstring for the order of checks).
 
     It reads the WSGI environ the way Flask's `request` does (werkzeug's own helpers), so the
-    raw-WSGI fast path (`WebhookFastPath`) and the Flask view give the same answers.
+    raw-WSGI fast path (`serving.fastpath`) and the Flask view give the same answers.
     """
     limit = settings.max_body_bytes
     content_length = get_content_length(environ)
@@ -193,44 +193,11 @@ def health(settings: Settings, backend: Backend) -> Response:
     return reply(200 if ok else 503, status="ok" if ok else "unhealthy", checks=checks)
 
 
-class WebhookFastPath:
-    """WSGI middleware: `POST /webhook` without Flask's request/response machinery.
-
-    The hot path is one view; Flask's routing, contexts and Response objects cost about as much
-    CPU as the view itself (benchmarks/RESULTS.md, "Ingest"). Same checks, same answers (status
-    line, JSON body, Content-Type, Content-Length) as the Flask view; everything else (/healthz,
-    /metrics, other methods on /webhook) goes to Flask.
-    """
-
-    def __init__(self, app: Flask, inner: WSGIApplication,
-                 handle: Callable[[WSGIEnvironment], Answer]) -> None:
-        self.app = app
-        self.inner = inner
-        self.handle = handle
-
-    def __call__(self, environ: WSGIEnvironment,
-                 start_response: StartResponse) -> Iterable[bytes]:
-        if environ.get("PATH_INFO") != "/webhook" or environ.get("REQUEST_METHOD") != "POST":
-            return self.inner(environ, start_response)
-        try:
-            code, body = self.handle(environ)
-        except Exception:
-            # what Flask does with an unhandled exception in a view
-            if self.app.config["PROPAGATE_EXCEPTIONS"] or self.app.testing:
-                raise
-            self.app.logger.error("Exception on /webhook [POST]", exc_info=True)
-            return InternalServerError()(environ, start_response)
-        data = json.dumps(body).encode()
-        start_response(f"{code} {HTTP_STATUS_CODES[code].upper()}",
-                       [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
-        return [data]
-
-
 def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
-               ledger: Ledger | None = None, queue: DeliveryQueue | None = None) -> Flask:
-    """Build the app; `wants` defaults to the handlers' (`flagbot.bot.handlers.wants`)."""
+               ledger: Ledger | None = None, queue: Queue | None = None) -> Flask:
+    """Build the app; `wants` defaults to the bot's handlers' (`flagbot.bot.handlers.wants`)."""
     settings = settings or Settings.from_env()
-    wants = wants or load_handlers()[0]
+    wanted: Wants = wants or handlers.wants
     backend = Backend(settings, ledger, queue)
     app = Flask("flagbot")
     for line in missing_config(settings):
@@ -239,7 +206,7 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
     @app.post("/webhook")
     def webhook() -> Response:
         """Receive one GitHub delivery (served by `WebhookFastPath` in front of this app)."""
-        code, body = ingest(settings, backend, wants, request.environ)
+        code, body = ingest(settings, backend, wanted, request.environ)
         return reply(code, **body)
 
     @app.get("/healthz")
@@ -252,9 +219,10 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
         """Prometheus text exposition."""
         state = metrics.StateCollector(lambda: backend.queue.depth(),
                                        lambda: backend.ledger.counts())
-        return Response(metrics.render(state), content_type=metrics.CONTENT_TYPE)
+        return Response(metrics.render(state, multiproc_dir=settings.metrics_dir),
+                        content_type=metrics.CONTENT_TYPE)
 
     app.extensions["flagbot"] = backend
     app.wsgi_app = WebhookFastPath(app, app.wsgi_app,  # type: ignore[method-assign]
-                                   lambda environ: ingest(settings, backend, wants, environ))
+                                   lambda environ: ingest(settings, backend, wanted, environ))
     return app

@@ -1,14 +1,15 @@
 """`flagbot serve`, `flagbot worker` and `flagbot replay`.
 
-serve: gunicorn (`flagbot.bot.wsgi:app`) as a child process, plus, in SQLite mode, the queue consumer in
-this process. worker: a consumer only (Redis mode: any number, on any host). Modules with
-prometheus_client are imported only after `PROMETHEUS_MULTIPROC_DIR` is set.
+serve: gunicorn (`flagbot.bot.wsgi:app`) as a child process, plus, in SQLite mode, the queue
+consumer in this process. worker: a consumer only (Redis mode: any number, on any host).
+`serve` and `work` take the handlers and the app as arguments (the commands pass the bot's own);
+tests/bot/fake_bot.py runs them with fakes. Modules with prometheus_client are imported only
+after `PROMETHEUS_MULTIPROC_DIR` is set.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import os
 import shutil
@@ -16,17 +17,23 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from flagbot.bot.settings import Settings
+from flagbot.bot.serving.heap import settle_heap
+from flagbot.bot.settings import METRICS_ENV, Settings
 from flagbot.hooks.errors import UsageError
 
+if TYPE_CHECKING:
+    from flagbot.bot.worker import Handlers, Worker
+
 log = logging.getLogger("flagbot")
-DEFAULT_HANDLERS = "flagbot.bot.handlers"
 STOP_WAIT_S = 30.0
-WORKER_CLASS = "flagbot.bot.serve_worker.KeepAliveWorker"
+WORKER_CLASS = "flagbot.bot.serving.gunicorn_worker.KeepAliveWorker"
+WSGI_APP = "flagbot.bot.wsgi:app"
+# Builds the handlers a worker runs, given the worker's settings.
+HandlersFactory = Callable[[Settings], "Handlers"]
 
 
 def load_settings(cwd: str | None) -> Settings:
@@ -46,8 +53,6 @@ def setup_logging(level: str) -> None:
 
 def add_worker_options(parser: argparse.ArgumentParser) -> None:
     """Options shared by serve (its in-process consumer) and worker."""
-    parser.add_argument("--handlers", default=DEFAULT_HANDLERS, metavar="MODULE",
-                        help="module with wants() and run_delivery() (default %(default)s)")
     parser.add_argument("--worker-threads", type=int, default=None, metavar="N",
                         help="consumer threads (default: the settings' worker_threads, 2)")
     parser.add_argument("--lease-seconds", type=float, default=60.0, metavar="S",
@@ -57,46 +62,46 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="info")
 
 
-def make_worker(settings: Settings, args: argparse.Namespace) -> Any:
-    """A started-ready Worker for these options (imports metrics: call after the env is set)."""
-    from flagbot.bot.worker import Worker, load_handlers
+def bot_handlers(settings: Settings) -> Handlers:
+    """The bot's own handlers, acting on GitHub as the App."""
+    from flagbot.bot.handlers import BotHandlers
 
+    return BotHandlers(settings)
+
+
+def retry_delays(text: str) -> tuple[float, ...]:
+    """`--retry-delays 5,30` as seconds (UsageError otherwise)."""
     try:
-        _, runner = load_handlers(args.handlers)
-        delays = tuple(float(x) for x in args.retry_delays.split(","))
-    except ImportError as exc:
-        raise UsageError(f"handlers module {args.handlers}: cannot import ({exc})",
-                         hint="install flagbot with its bot extra, or fix --handlers") from exc
+        return tuple(float(x) for x in text.split(","))
     except ValueError as exc:
-        raise UsageError(f"--retry-delays {args.retry_delays!r}: not a comma list of seconds") from exc
-    return Worker(settings, runner, threads=args.worker_threads, lease_s=args.lease_seconds,
-                  retry_delays_s=delays)
+        raise UsageError(f"--retry-delays {text!r}: not a comma list of seconds") from exc
+
+
+def make_worker(settings: Settings, args: argparse.Namespace, handlers: HandlersFactory) -> Worker:
+    """A start-ready Worker for these options (imports metrics: call after the env is set)."""
+    from flagbot.bot.worker import Worker
+
+    delays = retry_delays(args.retry_delays)
+    return Worker(settings, handlers(settings), threads=args.worker_threads,
+                  lease_s=args.lease_seconds, retry_delays_s=delays)
 
 
 def sqlite_checkpointer(settings: Settings) -> Any:
-    """In SQLite mode, a started checkpointer for the ledger and the queue (None with Redis).
-
-    It also switches this process and its children (gunicorn) to background checkpoints
-    (bot/sqlite_store.py), so set it up before any connection is opened."""
-    if settings.redis_url:
+    """In SQLite mode (with background checkpoints on), a started checkpointer for the ledger
+    and the queue; None with Redis."""
+    if settings.redis_url or not settings.background_checkpoints:
         return None
-    from flagbot.bot.sqlite_store import CHECKPOINTS_ENV, Checkpointer
+    from flagbot.bot.store.sqlite_file import Checkpointer
 
-    os.environ[CHECKPOINTS_ENV] = "background"
     checkpointer = Checkpointer([settings.ledger_path, settings.queue_path])
     checkpointer.start()
     return checkpointer
 
 
-def settle_heap() -> None:
-    """Move everything loaded so far out of the garbage collector's sight.
-
-    A full collection walks every tracked object; with Flask, Huey, PyGithub and
-    prometheus_client loaded that is tens of milliseconds, often enough to be the p99 of an
-    acknowledgement. Frozen start-up objects are never freed, and never needed to be.
-    """
-    gc.collect()
-    gc.freeze()
+def serving_settings(cwd: str | None) -> Settings:
+    """The environment's settings for a serving process: SQLite checkpoints in the background."""
+    settings = load_settings(cwd)
+    return settings.with_overrides(background_checkpoints=not settings.redis_url)
 
 
 def die_with_parent() -> None:
@@ -150,10 +155,8 @@ def has_control_socket() -> bool:
     return "control_socket_disable" in Config().settings
 
 
-def gunicorn_command(args: argparse.Namespace, bind: str) -> list[str]:
-    """The gunicorn child's command line."""
-    spec = ("flagbot.bot.wsgi:app" if args.handlers == DEFAULT_HANDLERS
-            else f"flagbot.bot.wsgi:build(handlers={args.handlers!r})")
+def gunicorn_command(args: argparse.Namespace, bind: str, app: str) -> list[str]:
+    """The gunicorn child's command line, serving the WSGI app named `app` (module:name)."""
     cmd = [sys.executable, "-m", "gunicorn", "--workers", str(args.workers), "--bind", bind,
            "--worker-class", args.worker_class, "--threads", str(args.threads),
            "--graceful-timeout", "20", "--log-level", args.log_level]
@@ -162,34 +165,51 @@ def gunicorn_command(args: argparse.Namespace, bind: str) -> list[str]:
         cmd.append("--no-control-socket")
     if args.access_log:
         cmd += ["--access-logfile", "-"]
-    return [*cmd, spec]
+    return [*cmd, app]
 
 
 def serve_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     """`flagbot serve`: the production server (gunicorn + in-process consumer in SQLite mode)."""
-    args = serve_parser().parse_args(argv)
+    return serve(serve_parser().parse_args(argv), cwd=cwd)
+
+
+def use_metrics_dir(settings: Settings) -> Settings:
+    """Point prometheus_client at a fresh `<state_dir>/metrics` unless the environment named one.
+
+    prometheus_client reads its own PROMETHEUS_MULTIPROC_DIR once, when it is first imported, so
+    the variable is set in this process's environment (before that import) as well as handed to
+    the gunicorn child; flagbot's own modules read it only through `Settings.metrics_dir`.
+    """
+    if settings.metrics_dir is not None:
+        return settings
+    metrics_dir = settings.state_dir / "metrics"
+    shutil.rmtree(metrics_dir, ignore_errors=True)  # counters restart with the server
+    metrics_dir.mkdir()
+    os.environ[METRICS_ENV] = str(metrics_dir)
+    return settings.with_overrides(metrics_dir=metrics_dir)
+
+
+def serve(args: argparse.Namespace, *, cwd: str | None = None,
+          handlers: HandlersFactory = bot_handlers, app: str = WSGI_APP) -> int:
+    """Run gunicorn serving `app` and, in SQLite mode, a worker running `handlers` in process."""
     setup_logging(args.log_level)
-    settings = load_settings(cwd)
+    settings = serving_settings(cwd)
     bind = args.bind or f"0.0.0.0:{settings.port}"
     try:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"state dir {settings.state_dir}: cannot create ({exc})",
                          hint="set FLAGBOT_STATE_DIR to a writable folder") from exc
-    metrics_dir = settings.state_dir / "metrics"
-    if "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
-        shutil.rmtree(metrics_dir, ignore_errors=True)  # counters restart with the server
-        metrics_dir.mkdir()
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics_dir)
+    settings = use_metrics_dir(settings)
     from flagbot.bot.app import missing_config
 
     for line in missing_config(settings):
         log.warning("not configured: %s", line)
     checkpointer = sqlite_checkpointer(settings)
     in_process = settings.run_worker_in_process and not settings.redis_url and not args.no_worker
-    worker = make_worker(settings, args) if in_process else None
-    env = dict(os.environ, FLAGBOT_STATE_DIR=str(settings.state_dir))
-    child = subprocess.Popen(gunicorn_command(args, bind), env=env, cwd=cwd,
+    worker = make_worker(settings, args, handlers) if in_process else None
+    child = subprocess.Popen(gunicorn_command(args, bind, app),
+                             env=settings.child_environ(os.environ), cwd=cwd,
                              preexec_fn=die_with_parent)
     log.info("serving on %s (gunicorn pid %d, %d workers); queue: %s; worker: %s", bind,
              child.pid, args.workers, "Redis" if settings.redis_url else f"SQLite in {settings.state_dir}",
@@ -218,19 +238,28 @@ def serve_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> 
     return 0
 
 
-def worker_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
-    """`flagbot worker`: a queue consumer (Redis mode: on any host; SQLite: on the serve host)."""
+def worker_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flagbot worker", description=(
         "Run queue consumer threads. With FLAGBOT_REDIS_URL every worker on every host shares "
         "the work; without it, the worker uses the SQLite queue under FLAGBOT_STATE_DIR."))
     parser.add_argument("--metrics-port", type=int, default=None,
                         help="serve this worker's Prometheus metrics on this port")
     add_worker_options(parser)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def worker_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
+    """`flagbot worker`: a queue consumer (Redis mode: on any host; SQLite: on the serve host)."""
+    return work(worker_parser().parse_args(argv), cwd=cwd)
+
+
+def work(args: argparse.Namespace, *, cwd: str | None = None,
+         handlers: HandlersFactory = bot_handlers) -> int:
+    """Run a worker with `handlers` until SIGTERM/SIGINT."""
     setup_logging(args.log_level)
-    settings = load_settings(cwd)
+    settings = serving_settings(cwd)
     checkpointer = sqlite_checkpointer(settings)
-    worker = make_worker(settings, args)
+    worker = make_worker(settings, args, handlers)
     if args.metrics_port:
         from prometheus_client import start_http_server
 
@@ -248,7 +277,7 @@ def worker_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) ->
 
 
 def replay_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
-    """`flagbot replay`: run the handlers for one recorded event (bot/replay.py)."""
+    """`flagbot replay`: run the handlers for one recorded event (`flagbot.bot.replay`)."""
     from flagbot.bot.replay import main
 
     result: int = main(argv, cwd=cwd)

@@ -67,7 +67,7 @@ class Workspace(Protocol):
 
 @dataclass
 class Context:
-    """Everything one delivery's handlers need; built by run_delivery or by `flagbot replay`."""
+    """Everything one delivery's handlers need; built by `BotHandlers` or by `flagbot replay --dry-run`."""
 
     settings: Settings
     delivery_id: str

@@ -1,4 +1,10 @@
-"""`repo_lock`: one repository's work at a time, across threads, processes and (Redis) hosts."""
+"""`RepoLocks`: one repository's work at a time, across threads, processes and (Redis) hosts.
+
+The worker is the only taker: it holds a repository's lock around all handlers of a delivery
+(`worker.run_locked`, also what `flagbot replay` uses), so two deliveries for one pull request
+never both find no summary comment and both create one, and the git workspace of a repository
+has one user at a time.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +15,14 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager as ContextManager
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 from flagbot.bot.settings import Settings
 
 POLL_S = 0.05
 REDIS_TTL_S = 60.0  # a dead holder's lock frees itself after this; a live one renews it
-
-_held = threading.local()  # names this thread holds: the worker and a handler may both ask
+TIMEOUT_S = 600.0
 
 
 class LockTimeout(RuntimeError):
@@ -31,77 +36,75 @@ def lock_file_name(full_name: str) -> str:
     return f"{safe}-{digest}.lock"
 
 
-def repo_lock(settings: Settings, full_name: str, timeout_s: float = 600) -> ContextManager[None]:
-    """Hold the lock of repository `full_name`; raise LockTimeout after `timeout_s` of waiting."""
-    return _reentrant(settings, full_name, timeout_s)
+class RepoLocks:
+    """Per-repository locks: flock files under the state dir, or Redis locks with FLAGBOT_REDIS_URL."""
 
+    def __init__(self, settings: Settings) -> None:
+        self.folder = settings.state_dir / "locks"
+        self.redis_url = settings.redis_url
+        self._redis: Any = None
+        self._redis_lock = threading.Lock()
 
-@contextmanager
-def _reentrant(settings: Settings, full_name: str, timeout_s: float) -> Iterator[None]:
-    names: set[str] = _held.__dict__.setdefault("names", set())
-    if full_name in names:  # the worker already holds it around this thread's handler
-        yield
-        return
-    inner = _redis_lock if settings.redis_url else _file_lock
-    with inner(settings, full_name, timeout_s):
-        names.add(full_name)
+    def hold(self, full_name: str, timeout_s: float = TIMEOUT_S) -> AbstractContextManager[None]:
+        """Hold the lock of repository `full_name`; raise LockTimeout after `timeout_s` of waiting."""
+        if self.redis_url:
+            return self._redis_hold(full_name, timeout_s)
+        return self._file_hold(full_name, timeout_s)
+
+    @contextmanager
+    def _file_hold(self, full_name: str, timeout_s: float) -> Iterator[None]:
+        path = self.folder / lock_file_name(full_name)
         try:
-            yield
-        finally:
-            names.discard(full_name)
-
-
-@contextmanager
-def _file_lock(settings: Settings, full_name: str, timeout_s: float) -> Iterator[None]:
-    folder = settings.state_dir / "locks"
-    path = folder / lock_file_name(full_name)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except FileNotFoundError:  # first lock in this state dir: make the folder (not every time)
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # first lock in this state dir: make the folder (not every time)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                try:
+                    # flock dies with the process, so a SIGKILLed worker never leaves it held
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LockTimeout(
+                            f"repository {full_name}: lock busy for {timeout_s:.0f}s "
+                            f"({self.folder}); another worker still runs its job") from None
+                    time.sleep(POLL_S)
             try:
-                # flock dies with the process, so a SIGKILLed worker never leaves it held
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockTimeout(f"repository {full_name}: lock busy for {timeout_s:.0f}s "
-                                      f"({folder}); another worker still runs its job") from None
-                time.sleep(POLL_S)
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    def _client(self) -> Any:
+        with self._redis_lock:
+            if self._redis is None:
+                import redis  # redis-py only in Redis mode
+
+                self._redis = redis.Redis.from_url(self.redis_url or "")
+            return self._redis
+
+    @contextmanager
+    def _redis_hold(self, full_name: str, timeout_s: float) -> Iterator[None]:
+        lock = self._client().lock(f"flagbot:lock:repo:{full_name}", timeout=REDIS_TTL_S,
+                                   sleep=POLL_S, blocking_timeout=timeout_s)
+        if not lock.acquire():
+            raise LockTimeout(f"repository {full_name}: Redis lock busy for {timeout_s:.0f}s; "
+                              "another worker still runs its job")
+        stop = threading.Event()
+
+        def renew() -> None:
+            while not stop.wait(REDIS_TTL_S / 3):
+                lock.reacquire()
+
+        keeper = threading.Thread(target=renew, name=f"lock-renew {full_name}", daemon=True)
+        keeper.start()
         try:
             yield
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-
-
-@contextmanager
-def _redis_lock(settings: Settings, full_name: str, timeout_s: float) -> Iterator[None]:
-    import redis
-
-    client = redis.Redis.from_url(settings.redis_url or "")
-    lock = client.lock(f"flagbot:lock:repo:{full_name}", timeout=REDIS_TTL_S,
-                       sleep=POLL_S, blocking_timeout=timeout_s)
-    if not lock.acquire():
-        raise LockTimeout(f"repository {full_name}: Redis lock busy for {timeout_s:.0f}s; "
-                          "another worker still runs its job")
-    stop = threading.Event()
-
-    def renew() -> None:
-        while not stop.wait(REDIS_TTL_S / 3):
-            lock.reacquire()
-
-    keeper = threading.Thread(target=renew, name=f"lock-renew {full_name}", daemon=True)
-    keeper.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        keeper.join()
-        lock.release()
-        client.close()
+            stop.set()
+            keeper.join()
+            lock.release()

@@ -2,16 +2,16 @@
 
 Counters and histograms live in `prometheus_client`'s default registry. Under `flagbot serve`
 several processes (gunicorn workers, the queue consumer) count, so serve points
-`PROMETHEUS_MULTIPROC_DIR` (prometheus_client's own variable) at `<state_dir>/metrics` and
-/metrics sums the processes' files. Gauges that describe shared state (queue depth, ledger rows
+`PROMETHEUS_MULTIPROC_DIR` (prometheus_client's own variable, read by it at import) at
+`<state_dir>/metrics` and /metrics sums the processes' files (`Settings.metrics_dir`). Gauges that describe shared state (queue depth, ledger rows
 per status) are read from the queue and the ledger at scrape time, so every process agrees.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
@@ -36,7 +36,7 @@ def delivery(event: str, outcome: str) -> None:
 
 
 def github_call(method: str, status: int) -> None:
-    """Count one GitHub API call (B2's client calls this for every response)."""
+    """Count one GitHub API call (the retry policy sees every response and calls this)."""
     GITHUB_CALLS.labels(method=method.upper(), status=str(status)).inc()
 
 
@@ -72,14 +72,14 @@ class StateCollector(Collector):
         yield rows
 
 
-def render(state: StateCollector | None = None) -> bytes:
-    """The text exposition for /metrics: this process's (or all serve processes') counters + state."""
+def render(state: StateCollector | None = None, *, multiproc_dir: Path | None = None) -> bytes:
+    """The text exposition for /metrics: this process's counters, or with `multiproc_dir` those
+    of every process writing there, plus the shared state."""
     registry = CollectorRegistry()
-    multiproc_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if multiproc_dir and os.path.isdir(multiproc_dir):
+    if multiproc_dir is not None and multiproc_dir.is_dir():
         from prometheus_client import multiprocess
 
-        multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        multiprocess.MultiProcessCollector(registry, str(multiproc_dir))  # type: ignore[no-untyped-call]
         out = generate_latest(registry)
     else:
         out = generate_latest(REGISTRY)

@@ -78,6 +78,17 @@ def dry_run(repo: Path, delivery: str, event: str, payload: dict[str, Any]) -> d
         return run_context(ctx)
 
 
+def run_on_github(settings: Any, delivery: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Run the handlers as the worker would: as the App, under the repository's lock."""
+    from flagbot.bot.handlers import BotHandlers
+    from flagbot.bot.locks import RepoLocks
+    from flagbot.bot.worker import run_locked
+
+    repo = (payload.get("repository") or {}).get("full_name")
+    return run_locked(RepoLocks(settings), BotHandlers(settings), delivery, event, payload,
+                      repo if isinstance(repo, str) else None)
+
+
 def render(result: dict[str, Any]) -> str:
     """Human-readable lines: each action, with annotations and comment bodies indented."""
     mode = "would do" if result.get("dry_run") else "did"
@@ -105,7 +116,8 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     from flagbot.bot.handlers import HANDLERS, wants
 
     if args.event not in HANDLERS:
-        raise UsageError(f"--event {args.event}: no handler (known: {', '.join(sorted(HANDLERS))})")
+        known = "; ".join(f"{name}: {HANDLERS[name].help}" for name in sorted(HANDLERS))
+        raise UsageError(f"--event {args.event}: no handler (known: {known})")
     if not wants(args.event, payload):
         print(f"{args.event}.{payload.get('action')}: no handler reacts to this action; nothing to do")
         return EXIT_OK
@@ -117,7 +129,6 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     else:
         if args.repo:
             raise UsageError("--repo is only used with --dry-run (the real run clones from GitHub)")
-        from flagbot.bot.handlers import run_delivery
         from flagbot.bot.settings import Settings
 
         settings = Settings.from_env()
@@ -125,7 +136,7 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
             raise UsageError("acting on GitHub needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY (or "
                              "GITHUB_PRIVATE_KEY_PATH) in the environment",
                              hint="or add --dry-run to try it against a local checkout")
-        result = run_delivery(settings, args.delivery, args.event, payload)
+        result = run_on_github(settings, args.delivery, args.event, payload)
     print(json.dumps(result, indent=2, default=str) if args.json else render(result))
     failed = [n for n, c in (result.get("conclusions") or {}).items() if c == "failure"]
     return EXIT_CHECK_FAILED if failed else EXIT_OK

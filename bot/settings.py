@@ -1,4 +1,9 @@
-"""Server settings: the only place that reads environment variables (DESIGN.md "Server configuration")."""
+"""Server settings: the only place in bot/ that reads environment variables.
+
+The variables are listed in docs/bot.md ("Settings"). Processes hand settings to their children
+(serve -> gunicorn) through the child's environment, read here again; modules never pass values
+to each other through `os.environ`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 PUBLIC_API_URL = "https://api.github.com"
+CHECKPOINTS_ENV = "FLAGBOT_SQLITE_CHECKPOINTS"
+METRICS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
 @dataclass(frozen=True)
@@ -27,10 +34,16 @@ class Settings:
     run_worker_in_process: bool = True
     worker_threads: int = 2
     # writes to GitHub per installation: `write_burst` at once, then one per `write_spacing_s`
-    # (GitHub's guidance: about a second between content-creating requests; bot/pacing.py)
+    # (GitHub's guidance: about a second between content-creating requests; bot/github/pacing.py)
     write_spacing_s: float = 1.0
     write_burst: int = 10
     max_body_bytes: int = 25 * 1024 * 1024
+    # SQLite WAL checkpoints in a `Checkpointer` thread instead of inside commits
+    # (FLAGBOT_SQLITE_CHECKPOINTS=background; serve and worker turn it on, store/sqlite_file.py)
+    background_checkpoints: bool = False
+    # prometheus_client's multi-process folder (PROMETHEUS_MULTIPROC_DIR): /metrics sums the
+    # counters of every serve process found there (bot/metrics.py)
+    metrics_dir: Path | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -50,6 +63,8 @@ class Settings:
             port=int(env.get("PORT") or 8000),
             write_spacing_s=float(env.get("FLAGBOT_WRITE_SPACING_S") or 1.0),
             write_burst=int(env.get("FLAGBOT_WRITE_BURST") or 10),
+            background_checkpoints=env.get(CHECKPOINTS_ENV) == "background",
+            metrics_dir=Path(env[METRICS_ENV]) if env.get(METRICS_ENV) else None,
         )
 
     @property
@@ -63,4 +78,15 @@ class Settings:
         return self.state_dir / "queue.db"
 
     def with_overrides(self, **changes: object) -> Settings:
+        """A copy with `changes` applied."""
         return replace(self, **changes)  # type: ignore[arg-type]
+
+    def child_environ(self, base: Mapping[str, str]) -> dict[str, str]:
+        """`base` plus the variables that give a child process (gunicorn) these settings'
+        state dir, checkpoint mode and metrics folder."""
+        env = dict(base, FLAGBOT_STATE_DIR=str(self.state_dir))
+        if self.background_checkpoints:
+            env[CHECKPOINTS_ENV] = "background"
+        if self.metrics_dir is not None:
+            env[METRICS_ENV] = str(self.metrics_dir)
+        return env

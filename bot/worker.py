@@ -1,14 +1,14 @@
 """The worker: runs queued deliveries through the handlers and keeps the ledger true.
 
 Each task claims its ledger row (atomically, with a lease), holds the repository's lock, runs
-the handlers, then marks the row done, or failed with a retry after a back-off. A heartbeat keeps
+the handlers (`bot/handlers/`, or whatever `Handlers` it was built with), then marks the row
+done, or failed with a retry after a back-off. A heartbeat keeps
 the leases of running rows fresh; a sweep (at start and every lease period) queues rows whose
 worker died (lease expired) or whose queue message was lost, so no delivery is left behind.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
@@ -16,38 +16,48 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from contextlib import AbstractContextManager as ContextManager
-from contextlib import nullcontext
-from typing import Any
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any, Protocol
 
 from huey.consumer import Consumer
 
 from flagbot.bot import metrics
-from flagbot.bot.ledger import MAX_TRIES, Delivery, Ledger, open_ledger
-from flagbot.bot.locks import repo_lock
-from flagbot.bot.queue import DeliveryQueue
+from flagbot.bot.locks import RepoLocks
 from flagbot.bot.settings import Settings
+from flagbot.bot.store import MAX_TRIES, Delivery, Ledger
+from flagbot.bot.store.factory import open_ledger, open_queue
 
 log = logging.getLogger(__name__)
 
-Runner = Callable[[Settings, str, str, dict[str, Any]], dict[str, Any]]
-Wants = Callable[[str, dict[str, Any]], bool]
-DEFAULT_HANDLERS = "flagbot.bot.handlers"
 LEASE_S = 60.0
 RETRY_DELAYS_S = (5.0, 30.0)  # after the 1st and the 2nd failed try; then failed until redelivered
 QUEUED_GRACE_S = 600.0
 LOCK_TIMEOUT_S = 600.0
 
 
-def load_handlers(module_name: str = DEFAULT_HANDLERS) -> tuple[Wants, Runner]:
-    """`wants` and `run_delivery` from the handlers module (tests plug their own in)."""
-    module = importlib.import_module(module_name)
-    return module.wants, module.run_delivery
+class Handlers(Protocol):
+    """What the worker runs: the bot's handlers (`handlers.BotHandlers`), or a test's fakes."""
+
+    def run(self, delivery_id: str, event: str, payload: dict[str, Any]) -> dict[str, Any]: ...
+
+
+def run_locked(locks: RepoLocks, handlers: Handlers, delivery_id: str, event: str,
+               payload: dict[str, Any], repo: str | None) -> dict[str, Any]:
+    """Run the handlers of one delivery under its repository's lock (the one place it is taken)."""
+    lock: AbstractContextManager[None] = nullcontext()
+    if repo:  # one repository's deliveries one at a time: no racing sticky comments
+        lock = locks.hold(repo, timeout_s=LOCK_TIMEOUT_S)
+    with lock:
+        result = handlers.run(delivery_id, event, payload)
+    return result if isinstance(result, dict) else {"result": result}
 
 
 class QuietConsumer(Consumer):  # type: ignore[misc]
-    """Huey's consumer without its own signal handlers: serve/worker own the process signals."""
+    """Huey's consumer without its own signal handlers: serve/worker own the process signals.
+
+    `_set_signal_handlers` is private to Huey; tests/bot/test_worker.py pins its shape and that
+    `Consumer.start` calls it, and pyproject.toml pins the Huey versions this was tested with.
+    """
 
     def _set_signal_handlers(self) -> None:
         pass
@@ -56,14 +66,15 @@ class QuietConsumer(Consumer):  # type: ignore[misc]
 class Worker:
     """Executes `process_delivery` tasks for one process (any number of threads)."""
 
-    def __init__(self, settings: Settings, runner: Runner, *, ledger: Ledger | None = None,
+    def __init__(self, settings: Settings, handlers: Handlers, *, ledger: Ledger | None = None,
                  threads: int | None = None, lease_s: float = LEASE_S,
                  retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S,
                  queued_grace_s: float = QUEUED_GRACE_S) -> None:
         self.settings = settings
-        self.runner = runner
+        self.handlers = handlers
+        self.locks = RepoLocks(settings)
         self.ledger = ledger or open_ledger(settings)
-        self.queue = DeliveryQueue(settings, self.process)
+        self.queue = open_queue(settings, self.process)
         self.threads = threads or settings.worker_threads
         self.lease_s = lease_s
         self.retry_delays_s = retry_delays_s
@@ -101,13 +112,7 @@ class Worker:
                 self._active.discard(row.id)
 
     def _run(self, row: Delivery) -> dict[str, Any]:
-        payload = row.payload_json()
-        lock: ContextManager[None] = nullcontext()
-        if row.repo:  # one repository's deliveries one at a time: no racing sticky comments
-            lock = repo_lock(self.settings, row.repo, timeout_s=LOCK_TIMEOUT_S)
-        with lock:
-            result = self.runner(self.settings, row.id, row.event, payload)
-        return result if isinstance(result, dict) else {"result": result}
+        return run_locked(self.locks, self.handlers, row.id, row.event, row.payload_json(), row.repo)
 
     def _failed(self, row: Delivery, exc: Exception) -> None:
         error = f"{type(exc).__name__}: {exc}"[:4000]

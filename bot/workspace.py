@@ -5,11 +5,16 @@ no filter drivers or fsmonitor (user and system config are not read, and the rep
 config is ours), symlinks are checked out as plain files so a PR cannot point a checker at files
 outside the checkout, and only the https/http/file transports are allowed (never `ext::`). The
 installation token travels in an environment-provided header, never in a URL or on disk.
+
+Repository work (init, config, clone, fetch, worktrees) goes through GitPython, whose
+`GitCommandError` carries the command, status and stderr; the file list of a PR comes from
+hooks' pinned plumbing runner (`flagbot.hooks.git`), parsed from NUL-separated output.
 """
 
 from __future__ import annotations
 
 import base64
+import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -17,9 +22,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from git import GitCommandError, Repo
+
 from flagbot.bot.context import PullRequest
 from flagbot.bot.github import ChangedFile
-from flagbot.hooks import git
+from flagbot.hooks import git as plumbing
 from flagbot.hooks.errors import UsageError
 
 # Written into the cache's own config, so git commands the checkers run in a worktree see them.
@@ -37,6 +44,9 @@ SAFE_CONFIG: tuple[tuple[str, str], ...] = (
     ("gc.auto", "0"),
     ("advice.detachedHead", "false"),
 )
+# Every git process of the workspace: no user or system config, never a credential prompt.
+ISOLATED_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_TERMINAL_PROMPT": "0", "GIT_NO_REPLACE_OBJECTS": "1"}
 PULL_REF = "refs/flagbot/pull/{number}"
 STATUS = {"A": "added", "M": "modified", "D": "removed", "R": "renamed", "C": "copied", "T": "changed"}
 # info/attributes outranks the repository's .gitattributes: checked-out bytes equal the blobs
@@ -59,6 +69,29 @@ def auth_env(url: str, token: str | None, token_host: str) -> dict[str, str]:
             "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}"}
 
 
+def open_repo(path: Path) -> Repo:
+    """A GitPython `Repo` whose git processes run with `ISOLATED_ENV`."""
+    repo = Repo(path)
+    repo.git.update_environment(**ISOLATED_ENV)
+    return repo
+
+
+def write_config(repo: Repo) -> None:
+    """Write `SAFE_CONFIG` into the repository's own config."""
+    with repo.config_writer() as config:
+        for key, value in SAFE_CONFIG:
+            section, _, option = key.rpartition(".")
+            if "." in section:  # protocol.https.allow -> [protocol "https"] allow
+                name, _, sub = section.partition(".")
+                section = f'{name} "{sub}"'
+            config.set_value(section, option, value)
+
+
+def stderr_of(exc: GitCommandError) -> str:
+    """What git printed on stderr, without GitPython's framing."""
+    return str(exc.stderr or "").strip().removeprefix("stderr:").strip(" '\n")
+
+
 class GitWorkspace:
     """A bare clone of one repository under `cache_root`, and worktrees of PR heads beside it."""
 
@@ -70,48 +103,52 @@ class GitWorkspace:
         self.trees = cache_root / "worktrees" / full_name
         self._token = token
         self._host = urlsplit(clone_url).netloc
+        self._repo: Repo | None = None
         self.fetches = 0  # how many fetches ran (tests check the cache is incremental)
 
-    def _git(self, args: Sequence[str], *, env: dict[str, str] | None = None, check: bool = True) -> str:
-        proc = git.run(args, cwd=self.git_dir, git_dir=self.git_dir, env=env, isolated=True, check=check)
-        return proc.stdout.decode("utf-8", "replace").strip()
+    @property
+    def repo(self) -> Repo:
+        """The bare cache (created with the safe config on first use)."""
+        if self._repo is None:
+            if not (self.git_dir / "HEAD").is_file():
+                self.git_dir.mkdir(parents=True, exist_ok=True)
+                Repo.init(self.git_dir, bare=True, env=ISOLATED_ENV)
+                write_config(open_repo(self.git_dir))
+                write_attributes(self.git_dir)
+            self._repo = open_repo(self.git_dir)
+            # an inherited GIT_DIR (a git hook's) must not redirect the cache's commands
+            self._repo.git.update_environment(GIT_DIR=str(self.git_dir))
+        return self._repo
 
     def ensure(self) -> None:
         """Create the bare cache with the safe config (once)."""
-        if (self.git_dir / "HEAD").is_file():
-            return
-        self.git_dir.mkdir(parents=True, exist_ok=True)
-        git.run(["init", "--bare", "--quiet", str(self.git_dir)], cwd=self.git_dir, isolated=True)
-        for key, value in SAFE_CONFIG:
-            self._git(["config", key, value])
-        write_attributes(self.git_dir)
-
-    def has_commit(self, sha: str) -> bool:
-        """True when `sha` is a commit in the cache."""
-        return self.missing([sha]) == []
+        self.repo  # noqa: B018  (the property creates it)
 
     def missing(self, shas: Sequence[str]) -> list[str]:
-        """Those of `shas` that are not commits in the cache (one git process for all)."""
-        query = "".join(f"{sha}^{{commit}}\n" for sha in shas).encode()
-        proc = git.run(["cat-file", "--batch-check=%(objectname)"], cwd=self.git_dir,
-                       git_dir=self.git_dir, isolated=True, stdin=query)
-        answers = proc.stdout.decode("utf-8", "replace").splitlines()
-        return [sha for sha, answer in zip(shas, answers, strict=True) if answer.endswith(" missing")]
+        """Those of `shas` that are not commits in the cache."""
+        out = []
+        for sha in shas:
+            try:
+                self.repo.git.cat_file("-e", f"{sha}^{{commit}}")
+            except GitCommandError:
+                out.append(sha)
+        return out
 
     def fetch(self, url: str, refspecs: Sequence[str]) -> bool:
         """Fetch `refspecs` from `url` (no tags, no submodules); False when a ref is missing there."""
         self.fetches += 1
         env = auth_env(url, self._token(), self._host)
-        args = ["fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "--no-write-fetch-head",
-                url, *refspecs]
-        proc = git.run(args, cwd=self.git_dir, git_dir=self.git_dir, env=env, isolated=True, check=False)
-        if proc.returncode == 0:
-            return True
-        err = proc.stderr.decode("utf-8", "replace")
-        if "couldn't find remote ref" in err or "not our ref" in err:
-            return False
-        raise WorkspaceError(f"{self.full_name}: git fetch from {redact(url)} failed: {err.strip()}",
-                             hint="check that the App is installed on the repository and can read it")
+        try:
+            self.repo.git.fetch("--quiet", "--no-tags", "--no-recurse-submodules",
+                                "--no-write-fetch-head", url, *refspecs, env=env)
+        except GitCommandError as exc:
+            err = stderr_of(exc)
+            if "couldn't find remote ref" in err or "not our ref" in err:
+                return False
+            raise WorkspaceError(f"{self.full_name}: git fetch from {redact(url)} failed: {err}",
+                                 hint="check that the App is installed on the repository and "
+                                      "can read it") from exc
+        return True
 
     def update(self, pr: PullRequest) -> None:
         """Make the PR's base and head commits present, fetching only what is missing."""
@@ -151,14 +188,18 @@ class GitWorkspace:
         if self.trees.is_dir():
             for stale in self.trees.iterdir():
                 shutil.rmtree(stale, ignore_errors=True)
-        self._git(["worktree", "prune"])
+        git = self.repo.git
+        git.worktree("prune")
         path = self.trees / f"{pr.number}-{pr.head_sha[:12]}-{uuid.uuid4().hex[:8]}"
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._git(["worktree", "add", "--quiet", "--detach", str(path), pr.head_sha])
+            git.worktree("add", "--quiet", "--detach", str(path), pr.head_sha)
             yield path
         finally:
-            self._git(["worktree", "remove", "--force", str(path)], check=False)
+            try:
+                git.worktree("remove", "--force", str(path))
+            except GitCommandError:
+                pass  # never added, or already gone; the folder goes below either way
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -177,17 +218,19 @@ class LocalWorkspace:
     def checkout(self, pr: PullRequest) -> Iterator[Path]:
         """A clone sharing the checkout's objects, at the PR head; the checkout is never touched."""
         path = self.scratch / f"pr{pr.number}-{uuid.uuid4().hex[:8]}"
-        git.run(["clone", "--quiet", "--shared", "--no-checkout", "--no-tags", str(self.repo), str(path)],
-                cwd=self.scratch, isolated=True)
+        Repo.clone_from(str(self.repo), path, env=ISOLATED_ENV, shared=True, no_checkout=True,
+                        no_tags=True)
         try:
-            for key, value in SAFE_CONFIG:
-                git.run(["config", key, value], cwd=path, isolated=True)
+            clone = open_repo(path)
+            write_config(clone)
             write_attributes(path / ".git")
-            if git.run(["cat-file", "-e", f"{pr.head_sha}^{{commit}}"], cwd=path, isolated=True,
-                       check=False).returncode != 0:
-                raise WorkspaceError(f"{self.repo}: commit {pr.head_sha} (the payload's head) is not "
-                                     "in this checkout", hint=f"git fetch origin pull/{pr.number}/head")
-            git.run(["checkout", "--quiet", "--detach", pr.head_sha], cwd=path, isolated=True)
+            try:
+                clone.git.cat_file("-e", f"{pr.head_sha}^{{commit}}")
+            except GitCommandError:
+                raise WorkspaceError(f"{self.repo}: commit {pr.head_sha} (the payload's head) is "
+                                     "not in this checkout",
+                                     hint=f"git fetch origin pull/{pr.number}/head") from None
+            clone.git.checkout("--quiet", "--detach", pr.head_sha)
             yield path
         finally:
             shutil.rmtree(path, ignore_errors=True)
@@ -195,8 +238,8 @@ class LocalWorkspace:
 
 def diff_files(repo: Path, base: str, head: str) -> list[ChangedFile]:
     """Files changed from merge-base(base, head) to head, renames detected, like GitHub lists them."""
-    merge_base = git.out(["merge-base", base, head], cwd=repo)
-    raw = git.run(["diff", "--name-status", "-z", "-M", "--no-ext-diff", merge_base, head], cwd=repo).stdout
+    merge_base = plumbing.out(["merge-base", base, head], cwd=repo)
+    raw = plumbing.run(["diff", "--name-status", "-z", "-M", "--no-ext-diff", merge_base, head], cwd=repo).stdout
     fields = raw.decode("utf-8", "surrogateescape").split("\0")
     files, i = [], 0
     while i < len(fields) - 1:

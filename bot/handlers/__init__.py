@@ -1,7 +1,6 @@
-"""Handler registry: which events the bot reacts to, and the one entry point the worker calls.
+"""Handler registry: which events the bot reacts to, and `BotHandlers`, what the worker runs.
 
-`HANDLERS` is the only table of events; `FEATURES` lists the per-feature modules (name + help)
-for docs and `/help`. Adding an event is one module plus one line here.
+`HANDLERS` is the only table of events. Adding an event is one module plus one line here.
 """
 
 from __future__ import annotations
@@ -12,8 +11,10 @@ from typing import Any
 
 from github import GithubException
 
-from flagbot.bot import github, locks, repo_config
-from flagbot.bot.context import Context, PayloadError, field_of
+from flagbot.bot import repo_config
+from flagbot.bot.context import Context, field_of
+from flagbot.bot.github.app import GitHubApp
+from flagbot.bot.handlers import pull_request
 from flagbot.bot.settings import Settings
 from flagbot.bot.workspace import GitWorkspace
 
@@ -27,23 +28,10 @@ class Handler:
     help: str
 
 
-def _registry() -> dict[str, Handler]:
-    from flagbot.bot.handlers import pull_request
-
-    return {
-        "pull_request": Handler(pull_request.wants, pull_request.handle,
-                                "labels, `flagbot / patches`, `flagbot / backends`, summary comment"),
-    }
-
-
-HANDLERS: dict[str, Handler] = _registry()
-
-
-def features() -> list[tuple[str, str]]:
-    """(name, help) of every feature module, in the order the PR flow runs them."""
-    from flagbot.bot.handlers import backends, labels, patches, summary
-
-    return [(m.NAME, m.HELP) for m in (labels, patches, backends, summary)]
+HANDLERS: dict[str, Handler] = {
+    "pull_request": Handler(pull_request.wants, pull_request.handle,
+                            "labels, `flagbot / patches`, `flagbot / backends`, summary comment"),
+}
 
 
 def wants(event: str, payload: dict[str, Any]) -> bool:
@@ -62,38 +50,47 @@ def run_context(ctx: Context) -> dict[str, Any]:
     }
 
 
-def run_delivery(settings: Settings, delivery_id: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """Run every handler for the delivery to completion; raises on failure (the worker retries)."""
-    if not wants(event, payload):
-        return {"delivery": delivery_id, "event": event, "skipped": "no handler wants it"}
-    installation = int(field_of(payload, "installation", "id"))
-    try:
-        result = _run(settings, delivery_id, event, payload, installation)
-    except GithubException as exc:
-        if exc.status != 401:
-            raise
-        # The cached token was revoked before its expiry (uninstall/reinstall, key rotation):
-        # mint a new one and run again; every step is idempotent, so a second pass is safe.
-        github.forget_token(settings, installation)
-        result = _run(settings, delivery_id, event, payload, installation)
-    return result
+class BotHandlers:
+    """The bot's handlers acting on GitHub as the App (`github`); the worker runs `run`."""
 
+    def __init__(self, settings: Settings, github: GitHubApp | None = None) -> None:
+        self.settings = settings
+        self.github = github or GitHubApp(settings)
 
-def _run(settings: Settings, delivery_id: str, event: str, payload: dict[str, Any],
-         installation: int) -> dict[str, Any]:
-    full_name = str(field_of(payload, "repository", "full_name"))
-    default_branch = str(field_of(payload, "repository", "default_branch"))
-    clone_url = str(field_of(payload, "repository", "clone_url"))
-    client = github.repo_client(settings, installation, full_name)
-    workspace = GitWorkspace(settings.state_dir, full_name, clone_url,
-                             token=lambda: github.installation_token(settings, installation))
-    # The whole flow runs under the repository lock: two deliveries for one PR at once would
-    # otherwise both find no summary comment and both create one.
-    with locks.repo_lock(settings, full_name):
+    def wants(self, event: str, payload: dict[str, Any]) -> bool:
+        """True when some handler reacts to this delivery (the module function `wants`)."""
+        return wants(event, payload)
+
+    def run(self, delivery_id: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Run every handler for the delivery to completion; raises on failure (the worker retries).
+
+        The caller holds the repository's lock (`worker.run_locked`).
+        """
+        if not wants(event, payload):
+            return {"delivery": delivery_id, "event": event, "skipped": "no handler wants it"}
+        installation = int(field_of(payload, "installation", "id"))
+        try:
+            return self._run(delivery_id, event, payload, installation)
+        except GithubException as exc:
+            if exc.status != 401:
+                raise
+            # The cached token was revoked before its expiry (uninstall/reinstall, key rotation):
+            # mint a new one and run again; every step is idempotent, so a second pass is safe.
+            self.github.forget_token(installation)
+            return self._run(delivery_id, event, payload, installation)
+
+    def _run(self, delivery_id: str, event: str, payload: dict[str, Any],
+             installation: int) -> dict[str, Any]:
+        full_name = str(field_of(payload, "repository", "full_name"))
+        default_branch = str(field_of(payload, "repository", "default_branch"))
+        clone_url = str(field_of(payload, "repository", "clone_url"))
+        client = self.github.repo_client(installation, full_name)
+        workspace = GitWorkspace(self.settings.state_dir, full_name, clone_url,
+                                 token=lambda: self.github.installation_token(installation))
         config, error = repo_config.load(client, default_branch)
-        ctx = Context(settings, delivery_id, event, payload, full_name, default_branch, client,
-                      workspace, config, error)
+        ctx = Context(self.settings, delivery_id, event, payload, full_name, default_branch,
+                      client, workspace, config, error)
         return run_context(ctx)
 
 
-__all__ = ["HANDLERS", "Handler", "PayloadError", "features", "run_context", "run_delivery", "wants"]
+__all__ = ["HANDLERS", "BotHandlers", "Handler", "run_context", "wants"]

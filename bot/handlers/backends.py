@@ -14,8 +14,6 @@ from flagbot.hooks.errors import FlagbotError
 from flagbot.hooks.findings import ERROR, WARNING, Finding
 
 NAME = "flagbot / backends"
-HELP = ("Runs `flagbot check-backend` on every `<backends>/_<vendor>/` folder the PR touches; "
-        "findings become annotations on the lines they name.")
 
 
 def touched_folders(config: RepoConfig, files: Iterable[ChangedFile]) -> list[str]:

@@ -16,11 +16,7 @@ from github import GithubException
 from flagbot.bot.github import ChangedFile, GitHubClient, Label
 from flagbot.hooks.config import RepoConfig
 
-NAME = "labels"
-HELP = ("Adds `module: PrivateUse1` when the PR touches third-party device integration code and "
-        "`vendor: <DEV>` for hardwares/<DEV>/ and <backends>/_<vendor>/; removes the ones it added "
-        "when those paths leave the PR; never touches labels people added.")
-# Not a vendor: the folder vendors copy to start a backend (DESIGN.md layout).
+# Not a vendor: `_template` is the folder vendors copy to start their own backend folder.
 TEMPLATE_BACKEND = "_template"
 EXAMPLES_SHOWN = 3
 

@@ -14,8 +14,6 @@ from flagbot.hooks.hetero import check_hetero
 from flagbot.hooks.verify import verify_patch
 
 NAME = "flagbot / patches"
-HELP = ("Verifies each `hardwares/<DEV>/<base8>/<base8>.patch` the PR adds or changes (applies at "
-        "its base, exact round trip, canonical bytes) and checks `hardwares/hetero.txt`.")
 
 
 def touched_patches(config: RepoConfig, files: Iterable[ChangedFile]) -> list[str]:

@@ -15,8 +15,6 @@ from typing import Any
 from flagbot.bot.github import Comment, GitHubClient
 from flagbot.bot.handlers.checkruns import CheckResult
 
-NAME = "summary"
-HELP = "Keeps one comment per PR up to date: labels applied and why, check results, next steps."
 MARKER = "<!-- flagbot:summary"
 META_RE = re.compile(r"<!-- flagbot:summary (\{.*?\}) -->")
 ICONS = {"success": "✅", "failure": "❌", "neutral": "➖"}

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.bot import github
 from flagbot.bot.settings import Settings
 from testing.github_emulator import Emulator
 from testing.github_emulator.state import EmuRepo
@@ -20,11 +19,9 @@ from tests.bot.handlers_support import BASE_FILES, REPO
 
 @pytest.fixture
 def emu(tmp_path: Path) -> Iterator[Emulator]:
-    """A running GitHub emulator; the token cache is cleared so no test sees another's token."""
-    github.forget_tokens()
+    """A running GitHub emulator (each test's handlers mint their own tokens)."""
     with Emulator(tmp_path / "gh") as e:
         yield e
-    github.forget_tokens()
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """Shared parts of the bot-core tests: real servers on free ports, signed deliveries, redis-server,
-and a tiny handlers module (`wants` / `run_delivery`) that worker subprocesses load by name.
+and fake handlers (`FakeHandlers`) that tests hand to a worker or app, and that
+tests/bot/fake_bot.py hands to `flagbot serve` / `flagbot worker` subprocesses.
 
-The handlers here are driven by a `test` object inside the payload, so one module serves every
+The fake handlers are driven by a `test` object inside the payload, so one class serves every
 scenario: sleep, fail N times, record lock intervals, leave an idempotent side effect.
 """
 
@@ -94,43 +95,55 @@ def make_settings(state_dir: Path, **overrides: Any) -> Settings:
 
 
 def wants(event: str, body: dict[str, Any]) -> bool:
-    """Test seam for create_app(wants=...): everything but UNHANDLED."""
+    """The fake handlers' filter, for create_app(wants=...): everything but UNHANDLED."""
     return event != UNHANDLED
 
 
-def run_delivery(settings: Settings, delivery_id: str, event: str,
-                 body: dict[str, Any]) -> dict[str, Any]:
-    """The test handler: every step is observable in files under `test.dir`."""
-    spec = body.get("test") or {}
-    out = Path(spec["dir"]) if spec.get("dir") else None
-    tries = 1
-    if spec.get("real"):  # the bot's own handlers first (against the emulator), then the plan
-        from flagbot.bot.handlers import run_delivery as real_run
+class FakeHandlers:
+    """Handlers whose every step is observable in files under the payload's `test.dir`."""
 
-        real_run(settings, delivery_id, event, body)
-    if out is not None:
-        with open(out / f"{delivery_id}.tries", "a") as f:
-            f.write(f"{os.getpid()}\n")
-        tries = len((out / f"{delivery_id}.tries").read_text().splitlines())
-        effect = out / f"{delivery_id}.effect"
-        if not effect.exists():  # idempotent by delivery, like the sticky comment by its marker
-            with open(out / "effects.log", "a") as f:
-                f.write(f"{delivery_id}\n")
-            effect.touch()
-    started = time.time()
-    if spec.get("sleep") and (not spec.get("sleep_first_only") or tries == 1):
-        time.sleep(float(spec["sleep"]))
-    if tries <= int(spec.get("fail_times", 0)):
-        raise RuntimeError(f"planned failure {tries}")
-    if out is not None and spec.get("intervals"):
-        with open(out / "intervals.log", "a") as f:
-            f.write(f"{body['repository']['full_name']} {started} {time.time()}\n")
-    return {"event": event, "tries": tries, "pid": os.getpid()}
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def wants(self, event: str, body: dict[str, Any]) -> bool:
+        return wants(event, body)
+
+    def run(self, delivery_id: str, event: str, body: dict[str, Any]) -> dict[str, Any]:
+        spec = body.get("test") or {}
+        out = Path(spec["dir"]) if spec.get("dir") else None
+        tries = 1
+        if spec.get("real"):  # the bot's own handlers first (against the emulator), then the plan
+            from flagbot.bot.handlers import BotHandlers
+
+            BotHandlers(self.settings).run(delivery_id, event, body)
+        if out is not None:
+            with open(out / f"{delivery_id}.tries", "a") as f:
+                f.write(f"{os.getpid()}\n")
+            tries = len((out / f"{delivery_id}.tries").read_text().splitlines())
+            effect = out / f"{delivery_id}.effect"
+            if not effect.exists():  # idempotent by delivery, like the sticky comment by its marker
+                with open(out / "effects.log", "a") as f:
+                    f.write(f"{delivery_id}\n")
+                effect.touch()
+        started = time.time()
+        if spec.get("sleep") and (not spec.get("sleep_first_only") or tries == 1):
+            time.sleep(float(spec["sleep"]))
+        if tries <= int(spec.get("fail_times", 0)):
+            raise RuntimeError(f"planned failure {tries}")
+        if out is not None and spec.get("intervals"):
+            with open(out / "intervals.log", "a") as f:
+                f.write(f"{body['repository']['full_name']} {started} {time.time()}\n")
+        return {"event": event, "tries": tries, "pid": os.getpid()}
 
 
 def flagbot_cmd(*args: str) -> list[str]:
     """Run the CLI exactly as users do, from the checkout."""
     return [sys.executable, "-m", "flagbot.hooks.cli", *args]
+
+
+def fake_bot_cmd(*args: str) -> list[str]:
+    """`flagbot serve` / `flagbot worker` with `FakeHandlers` (tests/bot/fake_bot.py)."""
+    return [sys.executable, "-m", "tests.bot.fake_bot", *args]
 
 
 def subprocess_env(settings: Settings, **extra: str) -> dict[str, str]:

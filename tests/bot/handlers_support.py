@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot.handlers import run_delivery
+from flagbot.bot.handlers import BotHandlers
 from flagbot.bot.settings import Settings
 from testing.bot_e2e import clean_backend, vendor_patch
 from testing.github_emulator import Emulator
@@ -26,11 +27,18 @@ def open_pr(emu: Emulator, repo: EmuRepo, files: dict[str, str | bytes], *, dele
     return emu.open_pull(repo, head=branch, base=repo.default_branch, user="alice")
 
 
+@lru_cache(maxsize=4)
+def bot_for(settings: Settings) -> BotHandlers:
+    """The handlers of one test's settings, reused by its deliveries as one worker process does
+    (one GitHubApp: the token minted for the first delivery serves the next)."""
+    return BotHandlers(settings)
+
+
 def deliver(emu: Emulator, settings: Settings, repo: EmuRepo, number: int, action: str = "opened",
             delivery: str = "d-1", **extra: Any) -> dict[str, Any]:
     """Build the payload for PR `number` and run the handlers on it, as the worker would."""
     payload = emu.payload(event="pull_request", action=action, repo=repo, number=number, **extra)
-    return run_delivery(settings, delivery, "pull_request", payload)
+    return bot_for(settings).run(delivery, "pull_request", payload)
 
 
 def runs_by_name(emu: Emulator, repo: EmuRepo, sha: str) -> dict[str, dict[str, Any]]:
@@ -53,5 +61,5 @@ def make_patch(repo: EmuRepo, work: Path, device: str, files: dict[str, str]) ->
     return vendor_patch(repo, work, device, files)
 
 
-__all__ = ["BASE_FILES", "REPO", "clean_backend", "deliver", "make_patch", "missing_patch_lines",
+__all__ = ["BASE_FILES", "REPO", "bot_for", "clean_backend", "deliver", "make_patch", "missing_patch_lines",
            "open_pr", "runs_by_name", "write_paths"]

@@ -12,9 +12,9 @@ from pathlib import Path
 import requests
 
 from flagbot.bot.app import create_app
-from flagbot.bot.ledger import SqliteLedger
-from flagbot.bot.queue import DeliveryQueue
 from flagbot.bot.settings import Settings
+from flagbot.bot.store.factory import open_queue
+from flagbot.bot.store.sqlite import SqliteLedger
 from tests.bot.core_support import (  # noqa: F401  (fixtures)
     UNHANDLED,
     ServerThread,
@@ -36,7 +36,7 @@ def ledger(settings: Settings) -> SqliteLedger:
 
 
 def depth(settings: Settings) -> int:
-    return DeliveryQueue(settings).depth()
+    return open_queue(settings).depth()
 
 
 def test_signed_delivery_is_recorded_queued_and_acknowledged(server, settings) -> None:

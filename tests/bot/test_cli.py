@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 import requests
 
-from flagbot.bot.ledger import SqliteLedger
 from flagbot.bot.settings import Settings
+from flagbot.bot.store.sqlite import SqliteLedger
 from flagbot.hooks.cli import main
 from tests.bot.core_support import (
     ROOT,
-    flagbot_cmd,
+    fake_bot_cmd,
     free_port,
     make_settings,
     payload,
@@ -42,7 +42,7 @@ class Served:
         self.log = settings.state_dir.parent / "serve.log"
         self.log.parent.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
-            flagbot_cmd("serve", "--handlers", "tests.bot.core_support", *extra, *args),
+            fake_bot_cmd("serve", *extra, *args),
             env=env, cwd=ROOT, stdout=self.log.open("w"), stderr=subprocess.STDOUT)
         try:
             wait_for(self._up, 30, "flagbot serve to answer /healthz")
@@ -104,7 +104,7 @@ def test_serve_runs_the_keep_alive_worker_and_background_checkpoints(served) -> 
     (master,) = subprocess.run(["pgrep", "-P", str(srv.proc.pid)], capture_output=True,
                                text=True).stdout.split()
     command = Path(f"/proc/{master}/cmdline").read_bytes().split(b"\0")
-    assert b"flagbot.bot.serve_worker.KeepAliveWorker" in command
+    assert b"flagbot.bot.serving.gunicorn_worker.KeepAliveWorker" in command
     environ = Path(f"/proc/{master}/environ").read_bytes().split(b"\0")
     assert b"FLAGBOT_SQLITE_CHECKPOINTS=background" in environ
 
@@ -142,20 +142,22 @@ def test_serve_exits_2_when_gunicorn_cannot_bind(tmp_path: Path) -> None:
         settings = make_settings(tmp_path / "state")
         started = time.monotonic()
         done = subprocess.run(
-            flagbot_cmd("serve", "--handlers", "tests.bot.core_support", "--bind",
-                        f"127.0.0.1:{port}"),
+            fake_bot_cmd("serve", "--bind", f"127.0.0.1:{port}"),
             env=subprocess_env(settings), cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "gunicorn exited" in done.stderr
     assert time.monotonic() - started < 30
 
 
-def test_worker_with_an_unknown_handlers_module_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["worker", "--handlers", "no.such.module"]) == 2
-    assert "handlers module no.such.module" in capsys.readouterr().err
+def test_serve_and_worker_take_no_handlers_option(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("serve", "worker"):
+        with pytest.raises(SystemExit) as exited:
+            main([command, "--handlers", "tests.bot.core_support"])
+        assert exited.value.code == 2
+        assert "unrecognized arguments: --handlers" in capsys.readouterr().err
 
 
 def test_worker_rejects_bad_retry_delays(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["worker", "--handlers", "tests.bot.core_support", "--retry-delays", "soon"]
+    args = ["worker", "--retry-delays", "soon"]
     assert main(args) == 2
     assert "--retry-delays" in capsys.readouterr().err
 
@@ -163,7 +165,7 @@ def test_worker_rejects_bad_retry_delays(capsys: pytest.CaptureFixture[str]) -> 
 def test_settle_heap_freezes_what_is_loaded() -> None:
     import gc
 
-    from flagbot.bot.cli import settle_heap
+    from flagbot.bot.serving.heap import settle_heap
 
     try:
         settle_heap()

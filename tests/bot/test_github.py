@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta, timezone
 
+from github import GithubException
 from prometheus_client import REGISTRY
 
-from flagbot.bot import github
-from tests.bot.handlers_support import deliver, open_pr
+from flagbot.bot.github.app import GitHubApp
+from tests.bot.handlers_support import bot_for, deliver, open_pr
 
 
 def token_calls(emu) -> int:
@@ -31,16 +32,16 @@ def test_installation_token_is_fetched_once_and_reused(emu, settings, repo) -> N
 
 
 def test_token_near_expiry_is_refreshed(emu, settings) -> None:
-    first = github.installation_token(settings, emu.installation_id)
-    key = (settings.api_url, settings.app_id, emu.installation_id)
-    github._TOKENS[key].expires_at = datetime.now(timezone.utc) + timedelta(minutes=2)
-    assert github.installation_token(settings, emu.installation_id) != first
+    app = GitHubApp(settings)
+    first = app.installation_token(emu.installation_id)
+    app._tokens[emu.installation_id].expires_at = datetime.now(timezone.utc) + timedelta(minutes=2)
+    assert app.installation_token(emu.installation_id) != first
     assert token_calls(emu) == 2
 
 
 def test_revoked_token_is_replaced_and_the_delivery_still_runs(emu, settings, repo) -> None:
     pr = open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
-    github.installation_token(settings, emu.installation_id)
+    bot_for(settings).github.installation_token(emu.installation_id)
     emu.expire_tokens()
     deliver(emu, settings, repo, pr["number"])
     assert emu.issue_labels(repo, pr["number"]) == ["vendor: A_X100"]
@@ -87,7 +88,7 @@ def test_forbidden_without_rate_limit_is_not_retried(emu, settings, repo) -> Non
                body={"message": "Resource not accessible by integration"})
     try:
         deliver(emu, settings, repo, pr["number"])
-    except github.GithubException as exc:
+    except GithubException as exc:
         assert exc.status == 403
     else:
         raise AssertionError("a plain 403 must fail the delivery")
@@ -119,9 +120,26 @@ def test_every_call_goes_to_the_configured_api_url(emu, settings, repo) -> None:
 
 def test_client_edits_a_comment_it_has_not_listed(emu, settings, repo) -> None:
     open_pr(emu, repo, {"x.md": "x\n"})
-    cid = github.repo_client(settings, emu.installation_id, repo.full_name).create_comment(1, "first")
-    fresh = github.repo_client(settings, emu.installation_id, repo.full_name)
+    app = GitHubApp(settings)
+    cid = app.repo_client(emu.installation_id, repo.full_name).create_comment(1, "first")
+    fresh = app.repo_client(emu.installation_id, repo.full_name)
     emu.reset_calls()
     fresh.edit_comment(cid, "second")
     assert [c["body"] for c in emu.comments(repo, 1)] == ["second"]
     assert [c.method for c in emu.calls] == ["PATCH"]
+
+
+def test_the_retry_policy_still_matches_the_urllib3_it_overrides() -> None:
+    """FlagbotRetry overrides `increment` with urllib3's underscore parameters and `is_retry`:
+    fail when urllib3 or PyGithub change their shape."""
+    import inspect
+
+    from github import GithubRetry
+    from urllib3 import Retry
+
+    increment = ["self", "method", "url", "response", "error", "_pool", "_stacktrace"]
+    assert list(inspect.signature(Retry.increment).parameters) == increment
+    assert list(inspect.signature(GithubRetry.increment).parameters) == increment
+    assert list(inspect.signature(Retry.is_retry).parameters) == [
+        "self", "method", "status_code", "has_retry_after"]
+    assert list(inspect.signature(Retry.get_backoff_time).parameters) == ["self"]

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.bot.ledger import MAX_TRIES, Ledger, SqliteLedger
-from flagbot.bot.ledger_redis import RedisLedger
+from flagbot.bot.store import MAX_TRIES, Ledger
+from flagbot.bot.store.redis import RedisLedger
+from flagbot.bot.store.sqlite import SqliteLedger
 from tests.bot.core_support import redis_server, redis_url  # noqa: F401  (fixtures)
 
 
@@ -182,39 +183,6 @@ def test_sqlite_ledger_gives_each_thread_its_own_connection(tmp_path: Path) -> N
     t.start()
     t.join()
     assert seen[0] != id(led._conn())
-
-
-OLD_LAYOUT = """
-create table deliveries (
-    id text primary key, event text not null, action text, repo text, payload blob not null,
-    status text not null, attempts integer not null default 0, tries_left integer not null,
-    error text, received_at real not null, updated_at real not null, finished_at real,
-    redeliveries integer not null default 0, owner text, lease_until real, result text);
-create index deliveries_status on deliveries (status, updated_at);
-insert into deliveries values ('old-done', 'pull_request', 'opened', 'o/r', x'7b7d', 'done', 1, 2,
-    null, 1.0, 2.0, 2.0, 0, 'w', null, '{}');
-insert into deliveries values ('old-queued', 'push', null, 'o/r', x'7b2261223a317d', 'queued', 0, 3,
-    null, 3.0, 3.0, null, 1, null, null, null);
-"""
-
-
-def test_a_ledger_from_before_the_payload_split_keeps_every_row(tmp_path: Path) -> None:
-    path = tmp_path / "ledger.db"
-    with sqlite3.connect(path) as conn:
-        conn.executescript(OLD_LAYOUT)
-    led = SqliteLedger(path)
-    done, queued = led.get("old-done"), led.get("old-queued")
-    assert (done.status, done.payload, done.result, done.finished_at) == ("done", b"{}", "{}", 2.0)
-    assert (queued.status, queued.payload_json(), queued.redeliveries) == ("queued", {"a": 1}, 1)
-    assert led.counts()["queued"] == 1 and led.counts()["done"] == 1
-    assert led.claim("old-queued", "w1", 30).payload == b'{"a":1}'
-    assert add(led, "new").outcome == "queued" and led.get("new").payload_json() == {"action": "opened"}
-    SqliteLedger(path)  # opening the migrated file again changes nothing
-    assert led.get("old-done").status == "done"
-    with sqlite3.connect(path) as conn:
-        columns = {r[1] for r in conn.execute("pragma table_info(deliveries)")}
-        indexes = {r[0] for r in conn.execute("select name from sqlite_master where type='index'")}
-    assert "payload" not in columns and "deliveries_status" in indexes
 
 
 def stored_payloads(path: Path) -> list[tuple[str, int]]:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from flagbot.bot.pacing import WriteBucket, bucket_for
+from flagbot.bot.github.app import GitHubApp
+from flagbot.bot.github.pacing import WriteBucket
+from flagbot.bot.settings import Settings
 
 
 class FakeClock:
@@ -39,7 +41,9 @@ def test_zero_spacing_never_waits() -> None:
     assert sum(bucket.acquire() for _ in range(50)) == 0.0
 
 
-def test_one_bucket_per_installation() -> None:
-    a = bucket_for("http://x", 1, 10, 1.0)
-    assert bucket_for("http://x", 1, 10, 1.0) is a
-    assert bucket_for("http://x", 2, 10, 1.0) is not a
+def test_one_bucket_per_installation_in_each_app_object() -> None:
+    app = GitHubApp(Settings(write_burst=10, write_spacing_s=1.0))
+    a = app.bucket(1)
+    assert app.bucket(1) is a and app.bucket(2) is not a
+    assert (a.burst, a.spacing_s) == (10, 1.0)
+    assert GitHubApp(app.settings).bucket(1) is not a  # nothing is shared through the module

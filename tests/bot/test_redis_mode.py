@@ -15,11 +15,11 @@ import pytest
 import requests
 
 from flagbot.bot.app import create_app
-from flagbot.bot.ledger_redis import RedisLedger
 from flagbot.bot.settings import Settings
+from flagbot.bot.store.redis import RedisLedger
 from tests.bot.core_support import (  # noqa: F401  (fixtures)
     ServerThread,
-    flagbot_cmd,
+    fake_bot_cmd,
     make_settings,
     payload,
     post,
@@ -49,7 +49,7 @@ def two_workers(rsettings: Settings, tmp_path: Path) -> Iterator[list[subprocess
     procs, logs = [], []
     for host in ("host-a", "host-b"):
         env = subprocess_env(rsettings.with_overrides(state_dir=tmp_path / host))
-        cmd = flagbot_cmd("worker", "--handlers", "tests.bot.core_support", "--worker-threads", "2")
+        cmd = fake_bot_cmd("worker", "--worker-threads", "2")
         logs.append(tmp_path / f"{host}.log")
         procs.append(subprocess.Popen(cmd, env=env, stderr=logs[-1].open("w")))
     for log in logs:  # both consumers listen before any delivery arrives

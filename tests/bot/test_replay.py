@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.bot.handlers import HANDLERS, features, run_delivery, wants
+from flagbot.bot.handlers import HANDLERS, wants
 from flagbot.bot.replay import main
 from flagbot.hooks.cli import main as cli_main
 from flagbot.hooks.errors import UsageError
-from tests.bot.handlers_support import clean_backend, deliver, missing_patch_lines, open_pr
+from tests.bot.handlers_support import bot_for, clean_backend, deliver, missing_patch_lines, open_pr
 
 
 def test_second_run_of_same_delivery_writes_nothing(emu, settings, repo) -> None:
@@ -99,9 +99,12 @@ def test_wants_nothing_for_events_without_a_handler() -> None:
     assert not wants("pull_request", [])  # type: ignore[arg-type]
 
 
-def test_every_registered_handler_and_feature_has_help() -> None:
+def test_every_registered_handler_has_help_and_replay_lists_it(tmp_path) -> None:
     assert HANDLERS and all(h.help for h in HANDLERS.values())
-    assert [name for name, text in features() if not text] == []
+    payload = tmp_path / "p.json"
+    payload.write_text("{}")
+    with pytest.raises(UsageError, match="pull_request: labels"):
+        main([str(payload), "--event", "star", "--dry-run"])
 
 
 def test_flagbot_replay_command_is_wired(emu, repo, tmp_path, capsys) -> None:
@@ -127,7 +130,7 @@ def test_delivery_for_an_older_head_changes_nothing(emu, settings, repo) -> None
     emu.update_pull_head(repo, pr["number"])
     deliver(emu, settings, repo, pr["number"], action="synchronize")
     emu.reset_calls()
-    result = run_delivery(settings, "late", "pull_request", old)
+    result = bot_for(settings).run("late", "pull_request", old)
     assert result["superseded_by"] != old["pull_request"]["head"]["sha"]
     assert emu.writes() == []
     assert emu.issue_labels(repo, pr["number"]) == []
@@ -140,6 +143,21 @@ def test_real_replay_without_app_credentials_is_a_usage_error(tmp_path, monkeypa
     payload.write_text(json.dumps({"action": "opened", "pull_request": {}}))
     assert cli_main(["replay", str(payload), "--event", "pull_request"]) == 2
     assert "GITHUB_APP_ID" in capsys.readouterr().err
+
+
+def test_real_replay_acts_on_github_as_the_app(emu, repo, tmp_path, monkeypatch, capsys) -> None:
+    pr = open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
+    for key, value in (("GITHUB_APP_ID", emu.app_id), ("GITHUB_PRIVATE_KEY", emu.private_key_pem),
+                       ("GITHUB_API_URL", emu.url), ("FLAGBOT_STATE_DIR", str(tmp_path / "state")),
+                       ("FLAGBOT_WRITE_SPACING_S", "0")):
+        monkeypatch.setenv(key, value)
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps(emu.payload(event="pull_request", action="opened", repo=repo,
+                                              number=pr["number"])))
+    assert main([str(payload), "--event", "pull_request"]) == 0
+    assert emu.issue_labels(repo, pr["number"]) == ["vendor: A_X100"]
+    assert "did" in capsys.readouterr().out
+    assert list((tmp_path / "state" / "locks").iterdir())  # run under the repository's lock
 
 
 

@@ -15,16 +15,16 @@ from pathlib import Path
 import pytest
 
 from flagbot.bot.app import create_app
-from flagbot.bot.ledger import SqliteLedger
-from flagbot.bot.locks import LockTimeout, repo_lock
+from flagbot.bot.locks import LockTimeout, RepoLocks
 from flagbot.bot.settings import Settings
+from flagbot.bot.store.sqlite import SqliteLedger
 from flagbot.bot.worker import Worker
 from tests.bot.core_support import (  # noqa: F401  (fixtures)
+    FakeHandlers,
     ServerThread,
-    flagbot_cmd,
+    fake_bot_cmd,
     payload,
     post,
-    run_delivery,
     server,
     settings,
     subprocess_env,
@@ -34,7 +34,7 @@ from tests.bot.core_support import (  # noqa: F401  (fixtures)
 
 @pytest.fixture
 def worker(settings: Settings) -> Iterator[Worker]:
-    w = Worker(settings, run_delivery, threads=2, lease_s=5, retry_delays_s=(0.05, 0.1))
+    w = Worker(settings, FakeHandlers(settings), threads=2, lease_s=5, retry_delays_s=(0.05, 0.1))
     w.start()
     yield w
     w.stop()
@@ -79,13 +79,13 @@ def test_a_handler_failing_every_try_ends_failed_until_redelivered(
 
 def test_a_restarted_worker_recovers_a_delivery_whose_worker_was_sigkilled(
         server, settings, tmp_path) -> None:
-    cmd = flagbot_cmd("worker", "--handlers", "tests.bot.core_support", "--lease-seconds", "1")
+    cmd = fake_bot_cmd("worker", "--lease-seconds", "1")
     env = subprocess_env(settings)
     first = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
     try:
         post(server.url, payload(dir=str(tmp_path), sleep=30, sleep_first_only=True),
              delivery="k-1")
-        wait_for(lambda: (tmp_path / "k-1.effect").exists(), what="the job to start")
+        wait_for(lambda: (tmp_path / "k-1.effect").exists(), 30, "the job to start")
         assert status(settings, "k-1") == "running"
     finally:
         first.send_signal(signal.SIGKILL)
@@ -102,7 +102,7 @@ def test_a_restarted_worker_recovers_a_delivery_whose_worker_was_sigkilled(
 
 
 def test_sigkill_mid_job_with_the_real_handlers_leaves_one_comment(emu, tmp_path) -> None:
-    """The issue's scenario against the GitHub emulator: killed after the handlers wrote to GitHub,
+    """Crash safety against the GitHub emulator: killed after the handlers wrote to GitHub,
     run again after a restart, and GitHub still shows one summary comment and one run per check."""
     from flagbot.bot.handlers import wants as real_wants
     from testing.bot_e2e import SECRET as E2E_SECRET
@@ -116,7 +116,7 @@ def test_sigkill_mid_job_with_the_real_handlers_leaves_one_comment(emu, tmp_path
     body["test"] = {"dir": str(tmp_path), "real": True, "sleep": 30, "sleep_first_only": True}
     env = subprocess_env(settings, GITHUB_APP_ID=emu.app_id, GITHUB_PRIVATE_KEY=emu.private_key_pem,
                          GITHUB_API_URL=emu.url, FLAGBOT_WRITE_SPACING_S="0")
-    cmd = flagbot_cmd("worker", "--handlers", "tests.bot.core_support", "--lease-seconds", "1")
+    cmd = fake_bot_cmd("worker", "--lease-seconds", "1")
     with ServerThread(create_app(settings, wants=real_wants)) as web:
         first = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
         try:
@@ -164,7 +164,7 @@ def test_two_deliveries_for_one_repository_run_one_at_a_time(
 
 def hold_lock(state_dir: str, name: str, seconds: float, log: str) -> None:
     settings = Settings(state_dir=Path(state_dir))
-    with repo_lock(settings, name):
+    with RepoLocks(settings).hold(name):
         with open(log, "a") as f:
             f.write(f"{time.time()} ")
         time.sleep(seconds)
@@ -192,13 +192,26 @@ def test_repo_lock_times_out_with_a_message_naming_the_repository(tmp_path: Path
     holder.start()
     wait_for(lambda: (tmp_path / "l").exists(), what="the holder")
     with pytest.raises(LockTimeout, match="o/busy"):
-        with repo_lock(settings, "o/busy", timeout_s=0.2):
+        with RepoLocks(settings).hold("o/busy", timeout_s=0.2):
             pass
     holder.join(10)
 
 
-def test_repo_lock_is_reentrant_within_a_thread(tmp_path: Path) -> None:
-    settings = Settings(state_dir=tmp_path)
-    with repo_lock(settings, "o/r", timeout_s=1):
-        with repo_lock(settings, "o/r", timeout_s=1):  # the worker holds it, a handler asks again
-            pass
+def test_the_quiet_consumer_still_matches_the_huey_it_overrides() -> None:
+    """QuietConsumer overrides Huey's private `_set_signal_handlers`: fail when Huey changes it."""
+    import inspect
+
+    from huey.consumer import Consumer
+
+    assert list(inspect.signature(Consumer._set_signal_handlers).parameters) == ["self"]
+    assert "self._set_signal_handlers()" in inspect.getsource(Consumer.start)
+
+
+def test_a_started_worker_leaves_the_signal_handlers_alone(settings: Settings) -> None:
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    w = Worker(settings, FakeHandlers(settings), threads=1)
+    w.start()
+    try:
+        assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+    finally:
+        w.stop()

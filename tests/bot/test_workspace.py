@@ -137,3 +137,21 @@ def test_worktrees_left_by_a_killed_worker_are_cleared(emu, repo, tmp_path) -> N
     with ws.checkout(pull(emu, repo, 1)):
         assert not leftover.exists()
     assert list(ws.trees.iterdir()) == []
+
+
+def test_an_unreachable_repository_is_a_workspace_error_with_gits_message(emu, repo, tmp_path) -> None:
+    open_pr(emu, repo, {"a.txt": "1\n"})
+    gone = str(tmp_path / "no-such-repo.git")
+    ws = GitWorkspace(tmp_path / "cache", repo.full_name, gone)
+    with pytest.raises(WorkspaceError, match=r"git fetch from .*no-such-repo.git failed: .*"
+                                             r"(does not appear to be a git repository|not found)"):
+        with ws.checkout(pull(emu, repo, 1)):
+            pass
+
+
+def test_the_cache_carries_the_safe_config(emu, repo, tmp_path) -> None:
+    ws = GitWorkspace(tmp_path / "cache", repo.full_name, repo.clone_url)
+    ws.ensure()
+    assert git("config", "core.hooksPath", cwd=ws.git_dir).strip() == "/dev/null"
+    assert git("config", "protocol.allow", cwd=ws.git_dir).strip() == "never"
+    assert git("config", "protocol.https.allow", cwd=ws.git_dir).strip() == "always"

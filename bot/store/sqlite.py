@@ -1,15 +1,9 @@
-"""The delivery ledger: one row per `X-GitHub-Delivery`, the source of truth for what was done.
-
-One interface, two stores: SQLite under `FLAGBOT_STATE_DIR` (one host), Redis when
-`FLAGBOT_REDIS_URL` is set (every worker host must see it; see `bot/ledger_redis.py`).
-A delivery moves queued -> running -> done | failed (| queued again for a retry or a
-redelivery); events nobody handles are kept as `dropped`. It is `done` only after its handler
-returned, so a redelivery of anything else runs again and a crashed worker's row is picked up.
+"""The store in SQLite files under `FLAGBOT_STATE_DIR`: the ledger (`ledger.db`) and the Huey
+queue's storage (`queue.db`), for one host. File settings and checkpoints: `store/sqlite_file.py`.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -17,78 +11,15 @@ import time
 import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from flagbot.bot.sqlite_store import WriteLock, lock_path, tune
+from huey import Huey
+from huey.constants import EmptyData
+from huey.storage import SqliteStorage
 
-STATUSES = ("queued", "running", "done", "failed", "dropped")
-# handler runs per (re)delivery: the first try plus two retries with back-off
-MAX_TRIES = 3
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """One ledger row."""
-
-    id: str
-    event: str
-    action: str | None
-    repo: str | None
-    payload: bytes
-    status: str
-    attempts: int
-    tries_left: int
-    error: str | None
-    received_at: float
-    updated_at: float
-    finished_at: float | None
-    redeliveries: int
-    owner: str | None = None
-    lease_until: float | None = None
-    result: str | None = None
-
-    def payload_json(self) -> dict[str, Any]:
-        """The webhook payload as parsed JSON."""
-        data: dict[str, Any] = json.loads(self.payload)
-        return data
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """What ingest did with a delivery: `outcome` names it, `enqueue` says whether to queue it."""
-
-    outcome: str  # queued | requeued | done_already | running | dropped
-    enqueue: bool
-    note: str = ""
-
-
-class Ledger(Protocol):
-    """The operations both stores provide (SQLite and Redis)."""
-
-    def record(self, *, delivery_id: str, event: str, action: str | None, repo: str | None,
-               payload: bytes, wanted: bool) -> Recorded: ...
-    def claim(self, delivery_id: str, owner: str, lease_s: float) -> Delivery | None: ...
-    def finish(self, delivery_id: str, owner: str, result: str) -> bool: ...
-    def fail(self, delivery_id: str, owner: str, error: str, *, retry_at: float | None) -> bool: ...
-    def heartbeat(self, ids: Iterable[str], owner: str, lease_s: float) -> None: ...
-    def stale(self, *, queued_grace_s: float) -> list[str]: ...
-    def get(self, delivery_id: str) -> Delivery | None: ...
-    def counts(self) -> dict[str, int]: ...
-    def check_writable(self) -> None: ...
-
-
-def decide(status: str, lease_until: float | None, now: float, wanted: bool) -> Recorded:
-    """What a delivery id seen before gets: the redelivery rules in one place."""
-    if status == "done":
-        return Recorded("done_already", False, "already handled; a done delivery is not run again")
-    if status == "running" and lease_until is not None and lease_until > now:
-        return Recorded("running", False, "being handled right now; not queued twice")
-    if status == "dropped" and not wanted:
-        return Recorded("dropped", False, "no handler for this event")
-    return Recorded("requeued", True, f"was {status}; queued again")
-
+from flagbot.bot.store import MAX_TRIES, STATUSES, Delivery, Recorded, decide, recorded_new
+from flagbot.bot.store.sqlite_file import WriteLock, lock_path, tune
 
 # A commit writes every page it touched, in full, to the WAL, and a checkpoint writes them again
 # into the database; at a few hundred deliveries a second the disk is what stalls a commit. So:
@@ -110,18 +41,6 @@ create table if not exists health (k text primary key, v real);
 """
 ROW_COLUMNS = ("event, action, repo, status, attempts, tries_left, error, received_at, "
                "updated_at, finished_at, redeliveries, owner, lease_until, result")
-# a ledger written before payloads had their own table: every row is kept, payloads move out
-MIGRATE_PAYLOADS = f"""
-alter table deliveries rename to deliveries_v1;
-drop index if exists deliveries_status;
-{SCHEMA}
-insert into payloads (ref, codec, data) select rowid, 'raw', payload from deliveries_v1;
-insert into deliveries (id, {ROW_COLUMNS}, payload_ref)
-    select id, {ROW_COLUMNS}, rowid from deliveries_v1;
-drop table deliveries_v1;
-"""
-
-
 def pack(payload: bytes) -> tuple[str, bytes]:
     """(codec, data) to store for a payload: zlib when that is smaller."""
     packed = zlib.compress(payload, 1)  # level 1: ~75 us for 14 KB, within 30 % of level 9
@@ -143,18 +62,16 @@ def row_to_delivery(row: tuple[Any, ...], payload: bytes) -> Delivery:
 class SqliteLedger:
     """The ledger in `<state_dir>/ledger.db`: WAL, a busy timeout, one connection per thread."""
 
-    def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
+    def __init__(self, path: Path, *, background_checkpoints: bool = False,
+                 busy_timeout_s: float = 30.0) -> None:
         self.path = path
+        self.background_checkpoints = background_checkpoints
         self.busy_timeout_s = busy_timeout_s
         path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self.write_lock = WriteLock(lock_path(path))
         with self.write_lock.held():
-            conn = self._conn()
-            columns = {r[1] for r in conn.execute("pragma table_info(deliveries)")}
-            if "payload" in columns:
-                conn.executescript(f"begin immediate; {MIGRATE_PAYLOADS} commit;")
-            conn.executescript(SCHEMA)  # idempotent DDL; executescript commits by itself
+            self._conn().executescript(SCHEMA)  # idempotent DDL; executescript commits by itself
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -162,7 +79,7 @@ class SqliteLedger:
         if conn is None or getattr(self._local, "pid", None) != os.getpid():
             conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
             conn.execute(f"pragma busy_timeout={int(self.busy_timeout_s * 1000)}")
-            tune(conn)
+            tune(conn, background=self.background_checkpoints)
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
@@ -194,7 +111,7 @@ class SqliteLedger:
                                    pack(payload)).lastrowid
                 conn.execute("update deliveries set payload_ref=? where id=?", (ref, delivery_id))
         if cur.rowcount == 1:
-            return Recorded(status, wanted, "" if wanted else "no handler for this event")
+            return recorded_new(status, wanted)
         with self._tx() as conn:
             row = conn.execute("select status, lease_until from deliveries where id = ?",
                                (delivery_id,)).fetchone()
@@ -285,10 +202,52 @@ class SqliteLedger:
             conn.execute("insert or replace into health (k, v) values ('probe', ?)", (time.time(),))
 
 
-def open_ledger(settings: Any) -> Ledger:
-    """The ledger for these settings: Redis when `redis_url` is set, else SQLite in state_dir."""
-    if settings.redis_url:
-        from flagbot.bot.ledger_redis import RedisLedger  # redis-py only where it is used
+class QueueStorage(SqliteStorage):  # type: ignore[misc]
+    """Huey's SQLite storage with the ledger's file settings (`tune`), and writers handed over by
+    the flock of `WriteLock` instead of SQLite's sleeping busy handler.
 
-        return RedisLedger(settings.redis_url)
-    return SqliteLedger(settings.ledger_path)
+    Connections are tuned by the `factory` Huey passes on to `sqlite3.connect` (its public
+    pass-through), with Huey's own journal-mode step off, because the page size must be set
+    before WAL. `db` is Huey's transaction helper (not a documented hook): its shape is pinned by
+    tests/bot/test_queue.py, and pyproject.toml pins the Huey versions it was tested with.
+    """
+
+    def __init__(self, *args: Any, background_checkpoints: bool = False, **kwargs: Any) -> None:
+        self.write_lock = WriteLock(lock_path(Path(kwargs["filename"])))
+        kwargs.update(journal_mode=None, factory=tuned_connection(background_checkpoints))
+        super().__init__(*args, **kwargs)
+
+    @contextmanager
+    def db(self, commit: bool = False, close: bool = False) -> Iterator[Any]:
+        if not commit:
+            with super().db(commit, close) as cursor:
+                yield cursor
+            return
+        with self.write_lock.held(), super().db(commit, close) as cursor:
+            yield cursor
+
+    def pop_data(self, key: bytes | str) -> Any:
+        """Huey pops a task's revoke key after every run; read first, and take a write
+        transaction (and the write lock) only when there is something to delete (we never
+        revoke, so one write transaction less per delivery)."""
+        if not self.has_data_for_key(key):
+            return EmptyData
+        return super().pop_data(key)
+
+
+def tuned_connection(background: bool) -> type[sqlite3.Connection]:
+    """A `sqlite3.Connection` class that runs `tune` on every new connection."""
+
+    class TunedConnection(sqlite3.Connection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            tune(self, background=background)
+
+    return TunedConnection
+
+
+def queue_huey(name: str, path: Path, *, background_checkpoints: bool) -> Huey:
+    """The Huey instance on the SQLite queue file at `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return Huey(name, storage_class=QueueStorage, results=False, filename=str(path), timeout=30,
+                background_checkpoints=background_checkpoints)

@@ -1,4 +1,4 @@
-"""bot/sqlite_store.py: page size, checkpoint modes, and the background checkpointer that
+"""bot/store/sqlite_file.py: page size, checkpoint modes, and the background checkpointer that
 keeps the WAL from growing while writers never stop."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.bot import sqlite_store
-from flagbot.bot.ledger import SqliteLedger
-from flagbot.bot.sqlite_store import BACKSTOP_PAGES, CHECKPOINTS_ENV, PAGE_SIZE, Checkpointer
+from flagbot.bot.store import sqlite_file
+from flagbot.bot.store.sqlite import SqliteLedger
+from flagbot.bot.store.sqlite_file import BACKSTOP_PAGES, PAGE_SIZE, Checkpointer
 
 
 def pragma(path: Path, name: str) -> int:
@@ -42,21 +42,16 @@ def test_new_files_get_small_pages_and_old_files_keep_theirs(tmp_path: Path) -> 
     assert pragma(tmp_path / "old.db", "page_size") == 4096 and led.counts()["queued"] == 3
 
 
-def test_commits_checkpoint_themselves_unless_a_checkpointer_runs(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(CHECKPOINTS_ENV, raising=False)
+def test_commits_checkpoint_themselves_unless_a_checkpointer_runs(tmp_path: Path) -> None:
     assert SqliteLedger(tmp_path / "a.db")._conn().execute(
         "pragma wal_autocheckpoint").fetchone()[0] == 1000
-    monkeypatch.setenv(CHECKPOINTS_ENV, "background")
-    assert SqliteLedger(tmp_path / "b.db")._conn().execute(
+    assert SqliteLedger(tmp_path / "b.db", background_checkpoints=True)._conn().execute(
         "pragma wal_autocheckpoint").fetchone()[0] == BACKSTOP_PAGES
 
 
-def test_the_checkpointer_starts_the_wal_over_while_writers_keep_writing(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(CHECKPOINTS_ENV, "background")
+def test_the_checkpointer_starts_the_wal_over_while_writers_keep_writing(tmp_path: Path) -> None:
     path = tmp_path / "ledger.db"
-    led = SqliteLedger(path)
+    led = SqliteLedger(path, background_checkpoints=True)
     stop = threading.Event()
 
     def writer() -> None:
@@ -95,7 +90,7 @@ def test_the_checkpointer_thread_survives_a_failing_round(
         rounds.append(1)
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(sqlite_store.Checkpointer, "checkpoint_once", failing)
+    monkeypatch.setattr(sqlite_file.Checkpointer, "checkpoint_once", failing)
     checkpointer = Checkpointer([tmp_path / "x.db"], every_s=0.01)
     checkpointer.start()
     try:
@@ -108,10 +103,12 @@ def test_the_checkpointer_thread_survives_a_failing_round(
 
 
 def test_the_queue_file_is_tuned_like_the_ledger(tmp_path: Path) -> None:
-    from flagbot.bot.queue import DeliveryQueue
     from flagbot.bot.settings import Settings
+    from flagbot.bot.store.factory import open_queue
 
-    DeliveryQueue(Settings(state_dir=tmp_path)).enqueue("d-1")
+    open_queue(Settings(state_dir=tmp_path, background_checkpoints=True)).enqueue("d-1")
     assert pragma(tmp_path / "queue.db", "page_size") == PAGE_SIZE
     with sqlite3.connect(tmp_path / "queue.db") as conn:
         assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"
+    storage = open_queue(Settings(state_dir=tmp_path, background_checkpoints=True)).huey.storage
+    assert storage.conn.execute("pragma wal_autocheckpoint").fetchone()[0] == BACKSTOP_PAGES

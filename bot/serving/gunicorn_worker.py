@@ -3,7 +3,7 @@
 gunicorn's `gthread` worker hands every kept-alive connection back to its main loop after each
 request (a pipe write, a poller registration, a thread-pool submission) and sends the status
 line with headers and the body in separate system calls; in a profile on a 2-core host those
-two took ~45 % of a worker's busy time (~26 % and ~20 %; benchmarks/RESULTS.md, "Ingest"). Here a thread serves one
+two took ~45 % of a worker's busy time (~26 % and ~20 %). Here a thread serves one
 connection's requests one after another, and a response leaves in one write.
 
 Threads are `--threads`; accepted connections wait for a free thread. A thread gives its
@@ -32,7 +32,7 @@ from gunicorn import sock as gsock
 from gunicorn.http import wsgi
 from gunicorn.workers import base
 
-from flagbot.bot.cli import settle_heap
+from flagbot.bot.serving.heap import settle_heap
 
 FIRST_REQUEST_WAIT_S = 5.0  # a new connection's first request (gthread waits as long)
 IDLE_SLICE_S = 0.02  # how often an idle held connection looks for connections waiting

@@ -1,7 +1,7 @@
-"""The ledger in Redis, for `FLAGBOT_REDIS_URL` mode: every worker host reaches it.
+"""The store in Redis, for `FLAGBOT_REDIS_URL` mode: every worker host reaches the ledger and queue.
 
-Same rules as `SqliteLedger` (the redelivery decision is `ledger.decide`); each state change is a
-Lua script, so it is atomic across hosts. Keys: `flagbot:delivery:<id>` (a hash per row),
+Same rules as the SQLite ledger (the redelivery decision is `store.decide`); each state change is
+a Lua script, so it is atomic across hosts. Keys: `flagbot:delivery:<id>` (a hash per row),
 `flagbot:deliveries:queued` / `:running` (sorted by updated time / lease end, for the sweep) and
 `flagbot:deliveries:counts` (rows per status, for /metrics).
 """
@@ -13,8 +13,9 @@ from collections.abc import Iterable
 from typing import Any
 
 import redis
+from huey import Huey, RedisHuey
 
-from flagbot.bot.ledger import MAX_TRIES, STATUSES, Delivery, Recorded, decide
+from flagbot.bot.store import MAX_TRIES, STATUSES, Delivery, Recorded, decide, recorded_new
 
 PREFIX = "flagbot:"
 QUEUED, RUNNING, COUNTS = (PREFIX + "deliveries:queued", PREFIX + "deliveries:running",
@@ -145,7 +146,7 @@ class RedisLedger:
         kind, old, lease = self._insert(keys=keys, args=[
             delivery_id, event, action or "", repo or "", payload, status, repr(now), MAX_TRIES])
         if kind == b"new":
-            return Recorded(status, wanted, "" if wanted else "no handler for this event")
+            return recorded_new(status, wanted)
         verdict = decide(old.decode(), float(lease) if lease else None, now, wanted)
         if verdict.enqueue and not self._requeue(keys=keys, args=[
                 delivery_id, old, repr(now), MAX_TRIES]):
@@ -205,3 +206,8 @@ class RedisLedger:
     def check_writable(self) -> None:
         """Raise when Redis does not take a write."""
         self.client.set(PREFIX + "health:probe", repr(time.time()), ex=3600)
+
+
+def queue_huey(name: str, url: str) -> Huey:
+    """The Huey instance on Redis (a list per queue, blocking pops)."""
+    return RedisHuey(name, url=url, results=False)

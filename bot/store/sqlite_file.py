@@ -1,15 +1,17 @@
-"""What the ledger and the queue share about their SQLite files: the write lock, connection
-settings, and WAL checkpoints off the request path.
+"""What the SQLite ledger and queue files share: the write lock, connection settings, and WAL
+checkpoints off the request path. Each setting here was measured to keep a webhook's
+acknowledgement under 50 ms at 500 deliveries/s on a 2-core host (benchmarks/RESULTS.md,
+"Ingest", has the numbers).
 
 Every file is in WAL mode with synchronous=NORMAL: a commit is a write to the WAL with no
 fsync, it survives a crash of any process, and only a power loss can drop the last commits
 (GitHub redelivers those; docs/bot.md). The WAL is copied back into the database by a
 checkpoint, which fsyncs. By default SQLite checkpoints inside the commit that crosses 1000
 WAL pages, i.e. on a webhook request, while that request holds the write lock, so every
-writer waits behind one fsync. Processes that serve (`flagbot serve`, `flagbot worker`) set
-FLAGBOT_SQLITE_CHECKPOINTS=background and run a `Checkpointer` thread instead: passive
-checkpoints take no write lock, so acknowledgements never wait for one
-(benchmarks/RESULTS.md, "Ingest").
+writer waits behind one fsync. Processes that serve (`flagbot serve`, `flagbot worker`) run a
+`Checkpointer` thread instead and open their connections with `background=True`
+(`Settings.sqlite_checkpoints`, which serve also hands to its gunicorn child): passive
+checkpoints take no write lock, so acknowledgements never wait for one.
 """
 
 from __future__ import annotations
@@ -25,14 +27,13 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-CHECKPOINTS_ENV = "FLAGBOT_SQLITE_CHECKPOINTS"
 CHECKPOINT_EVERY_S = 1.0
 # if the checkpointer thread is gone, commits still checkpoint once the WAL is this long (20 MB)
 BACKSTOP_PAGES = 20_000
 # Small pages: a commit writes each page it touched in full to the WAL, and a delivery's commits
-# touch a few small rows (payloads are compressed, bot/ledger.py). With 4 KB pages a steady
+# touch a few small rows (payloads are compressed, store/sqlite.py). With 4 KB pages a steady
 # 500 deliveries/s wrote ~28 MB/s of WAL and the disk's writeback stalled commits for tens of
-# milliseconds; 1 KB pages write a quarter of that (benchmarks/RESULTS.md, "Ingest").
+# milliseconds; 1 KB pages write a quarter of that.
 PAGE_SIZE = 1024
 WAL_KEEP_BYTES = 64 * 1024 * 1024  # a WAL that grew in a burst is cut back to this when reset
 
@@ -70,17 +71,12 @@ def lock_path(db: Path) -> Path:
     return db.with_name(db.name + ".lock")
 
 
-def background_checkpoints() -> bool:
-    """Whether this process's connections leave checkpoints to a `Checkpointer`."""
-    return os.environ.get(CHECKPOINTS_ENV) == "background"
-
-
-def tune(conn: sqlite3.Connection) -> None:
-    """WAL, synchronous=NORMAL, and the checkpoint mode of this process, on a new connection."""
+def tune(conn: sqlite3.Connection, *, background: bool) -> None:
+    """WAL, synchronous=NORMAL, and the checkpoint mode (`background`: a `Checkpointer` runs)."""
     conn.execute(f"pragma page_size={PAGE_SIZE}")  # only a new, empty file takes it
     conn.execute("pragma journal_mode=wal")
     conn.execute("pragma synchronous=normal")
-    if background_checkpoints():
+    if background:
         conn.execute(f"pragma wal_autocheckpoint={BACKSTOP_PAGES}")
         conn.execute(f"pragma journal_size_limit={WAL_KEEP_BYTES}")
 

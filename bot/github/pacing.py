@@ -1,4 +1,4 @@
-"""Write pacing towards GitHub: a token bucket per installation, shared by the process's threads.
+"""Write pacing towards GitHub: a token bucket per installation (`GitHubApp.bucket` keeps them).
 
 GitHub's REST guidance asks integrations to space content-creating requests (about one per
 second) and caps them per minute; a fixed 1 s gap before every write made a single new PR wait
@@ -46,17 +46,3 @@ class WriteBucket:
         if wait > 0:
             self._sleep(wait)
         return wait
-
-
-_BUCKETS: dict[tuple[str, int], WriteBucket] = {}
-_BUCKETS_LOCK = threading.Lock()
-
-
-def bucket_for(api_url: str, installation_id: int, burst: int, spacing_s: float) -> WriteBucket:
-    """The process-wide bucket of one installation (created on first use)."""
-    key = (api_url, installation_id)
-    with _BUCKETS_LOCK:
-        bucket = _BUCKETS.get(key)
-        if bucket is None or (bucket.burst, bucket.spacing_s) != (max(1, burst), spacing_s):
-            bucket = _BUCKETS[key] = WriteBucket(burst, spacing_s)
-        return bucket

@@ -1,0 +1,131 @@
+"""`PyGithubClient`: the `GitHubClient` the worker uses, PyGithub over the wire for one repository."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from github import Github, GithubException
+from github.GithubException import UnknownObjectException
+from github.IssueComment import IssueComment
+
+from flagbot.bot.github import Action, ChangedFile, CheckRunRef, Comment, Label
+
+
+def is_not_found(exc: GithubException) -> bool:
+    """True for 404s (PyGithub's UnknownObjectException or a bare 404)."""
+    return isinstance(exc, UnknownObjectException) or exc.status == 404
+
+
+class PyGithubClient:
+    """`GitHubClient` over PyGithub for one repository; records each write in `actions`."""
+
+    def __init__(self, gh: Github, full_name: str, login: str,
+                 pace: Callable[[], float] = lambda: 0.0) -> None:
+        self._gh = gh
+        self._pace = pace
+        self._repo = gh.get_repo(full_name)  # lazy: the Github object is lazy
+        self.full_name = full_name
+        self.bot_login = login
+        self.actions: list[Action] = []
+        self._comments: dict[int, Any] = {}
+        self._runs: dict[int, Any] = {}
+
+    def read_file(self, path: str, ref: str) -> str | None:
+        try:
+            content = self._repo.get_contents(path, ref=ref)
+        except GithubException as exc:
+            if is_not_found(exc):
+                return None
+            raise
+        if isinstance(content, list):  # a folder where a file was expected
+            return None
+        return content.decoded_content.decode("utf-8", errors="replace")
+
+    def pull_head(self, number: int) -> str:
+        return str(self._repo.get_pull(number).head.sha)
+
+    def pull_files(self, number: int) -> list[ChangedFile]:
+        pull = self._repo.get_pull(number)
+        return [ChangedFile(f.filename, f.status, f.previous_filename) for f in pull.get_files()]
+
+    def repo_labels(self) -> dict[str, Label]:
+        return {lab.name: Label(lab.name, lab.color, lab.description or "") for lab in self._repo.get_labels()}
+
+    def create_label(self, label: Label) -> None:
+        self._pace()
+        self._repo.create_label(label.name, label.color, label.description)
+        self.actions.append(Action("label.create", {"name": label.name, "color": label.color}))
+
+    def issue_labels(self, number: int) -> list[str]:
+        return [lab.name for lab in self._repo.get_issue(number).get_labels()]
+
+    def add_labels(self, number: int, names: Sequence[str]) -> None:
+        self._pace()
+        self._repo.get_issue(number).add_to_labels(*names)
+        self.actions.append(Action("label.add", {"pr": number, "names": list(names)}))
+
+    def remove_label(self, number: int, name: str) -> None:
+        self._pace()
+        try:
+            self._repo.get_issue(number).remove_from_labels(name)
+        except GithubException as exc:
+            if not is_not_found(exc):  # someone removed it between our read and this call
+                raise
+        self.actions.append(Action("label.remove", {"pr": number, "name": name}))
+
+    def check_runs(self, head_sha: str, name: str) -> list[CheckRunRef]:
+        refs = []
+        for run in self._repo.get_commit(head_sha).get_check_runs(check_name=name):
+            self._runs[run.id] = run
+            count = run.output.annotations_count if run.output is not None else 0
+            refs.append(CheckRunRef(run.id, run.name, run.status, run.conclusion, run.external_id,
+                                    int(count or 0)))
+        return refs
+
+    def create_check_run(self, head_sha: str, name: str, fields: dict[str, Any]) -> int:
+        self._pace()
+        run = self._repo.create_check_run(name=name, head_sha=head_sha, **fields)
+        self._runs[run.id] = run
+        self.actions.append(Action("check_run.create", _run_detail(name, fields)))
+        return int(run.id)
+
+    def update_check_run(self, run_id: int, fields: dict[str, Any]) -> None:
+        run = self._runs.get(run_id) or self._repo.get_check_run(run_id)
+        self._pace()
+        run.edit(**fields)
+        self.actions.append(Action("check_run.update", {"id": run_id, **_run_detail(run.name, fields)}))
+
+    def comments(self, number: int) -> list[Comment]:
+        out = []
+        for c in self._repo.get_issue(number).get_comments():
+            self._comments[c.id] = c
+            out.append(Comment(c.id, c.body or "", c.user.login if c.user else ""))
+        return out
+
+    def create_comment(self, number: int, body: str) -> int:
+        self._pace()
+        c = self._repo.get_issue(number).create_comment(body)
+        self._comments[c.id] = c
+        self.actions.append(Action("comment.create", {"pr": number, "chars": len(body)}))
+        return int(c.id)
+
+    def edit_comment(self, comment_id: int, body: str) -> None:
+        c = self._comments.get(comment_id)
+        if c is None:  # lazy object: PATCH straight away, no GET first
+            c = IssueComment(self._repo.requester, url=f"{self._repo.url}/issues/comments/{comment_id}")
+        self._pace()
+        c.edit(body)
+        self.actions.append(Action("comment.edit", {"id": comment_id, "chars": len(body)}))
+
+
+def _run_detail(name: str, fields: dict[str, Any]) -> dict[str, Any]:
+    output = fields.get("output") or {}
+    detail: dict[str, Any] = {"name": name}
+    for key in ("status", "conclusion"):
+        if key in fields:
+            detail[key] = fields[key]
+    if output:
+        detail["title"] = output.get("title")
+        detail["annotations"] = len(output.get("annotations") or [])
+    return detail

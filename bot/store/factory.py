@@ -1,0 +1,34 @@
+"""Which store the settings pick: Redis when `FLAGBOT_REDIS_URL` is set, else SQLite files."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from flagbot.bot.settings import Settings
+from flagbot.bot.store import Ledger
+from flagbot.bot.store.queue import QUEUE_NAME, DeliveryQueue
+
+
+def open_ledger(settings: Settings) -> Ledger:
+    """The ledger for these settings."""
+    if settings.redis_url:
+        from flagbot.bot.store.redis import RedisLedger  # redis-py only where it is used
+
+        return RedisLedger(settings.redis_url)
+    from flagbot.bot.store.sqlite import SqliteLedger
+
+    return SqliteLedger(settings.ledger_path,
+                        background_checkpoints=settings.background_checkpoints)
+
+
+def open_queue(settings: Settings, process: Callable[[str], None] | None = None) -> DeliveryQueue:
+    """The queue for these settings; `process` runs a delivery id (the worker's side)."""
+    if settings.redis_url:
+        from flagbot.bot.store.redis import queue_huey as redis_huey
+
+        return DeliveryQueue(redis_huey(QUEUE_NAME, settings.redis_url), process)
+    from flagbot.bot.store.sqlite import queue_huey
+
+    huey = queue_huey(QUEUE_NAME, settings.queue_path,
+                      background_checkpoints=settings.background_checkpoints)
+    return DeliveryQueue(huey, process)
