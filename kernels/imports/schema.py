@@ -118,10 +118,10 @@ def _matmul_shapes(op: AtenOp, shape: tuple[int, ...]) -> list[tuple[int, ...]]:
     batch, (m, n, k) = shape[:-3], shape[-3:]
     left, right, out = (*batch, m, k), (*batch, k, n), (*batch, m, n)
     names = [a.name for a in op.schema.arguments if str(a.type) == "Tensor"]
-    if MATRIX_ARGS & set(names):
-        table = {"mat1": left, "batch1": left, "mat2": right, "batch2": right}
-        return [table.get(n, out) for n in names]
-    return [left, right][: len(names)]
+    table = {"mat1": left, "batch1": left, "mat2": right, "batch2": right}
+    # addmm(self, mat1, mat2): self is what the product is added to; mm(self, mat2): the left
+    first = out if {"mat1", "batch1"} & set(names) else left
+    return [table.get(n, first if i == 0 else right) for i, n in enumerate(names)]
 
 
 def _dim_value(type_name: str) -> Any:
