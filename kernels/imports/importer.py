@@ -27,6 +27,7 @@ from flagbot.kernels.imports.perfdata import DataError
 from flagbot.kernels.imports.schema import SchemaError, category, resolve
 
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
+CATEGORY_INIT = '"""Imported {} operators; each module and its test are listed in ../_metadata.json."""\n'
 
 
 class ImportUsageError(Exception):
@@ -143,8 +144,13 @@ def assemble(dest: Path, stage: Path, checked: Path, accepted: dict[str, dict[st
         if old is not None:  # --replace: the old files go, even under another category
             for rel in (old["module"], old["test"]):
                 (stage / rel).unlink(missing_ok=True)
+        package = Path(rec["module"]).parent / "__init__.py"
+        if not (stage / package).exists():  # a package, so wheels carry the operator too
+            (stage / package).parent.mkdir(parents=True, exist_ok=True)
+            (stage / package).write_text(CATEGORY_INIT.format(rec["category"]),
+                                         encoding="utf-8")
+            changed.append(package.as_posix())
         for rel in (rec["module"], rec["test"]):
-            (stage / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(checked / name / rel, stage / rel)
             changed.append(rel)
         index["ops"][name] = rec

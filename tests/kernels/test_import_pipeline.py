@@ -54,7 +54,8 @@ def first_import(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_the_good_operator_is_imported_with_its_test(first_import: dict[str, Any]) -> None:
     dest = first_import["dest"]
     assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*.py")) == [
-        "__init__.py", "elementwise/abs.py", "elementwise/test_abs.py", "ops/__init__.py"]
+        "__init__.py", "elementwise/__init__.py", "elementwise/abs.py",
+        "elementwise/test_abs.py", "ops/__init__.py"]
     module = (dest / "elementwise" / "abs.py").read_text()
     assert module.startswith("# Generated operator abs (abs)") and "def abs(x):" in module
     assert list(first_import["index"]["ops"]) == ["abs"]
