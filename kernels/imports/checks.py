@@ -112,7 +112,8 @@ def _probe(plan: Plan, folder: Path, settings: Settings) -> dict[str, Any]:
     if crashed:
         step = "import" if not result.get("import") else (
             "accuracy check" if result.get("accuracy") is None else "timing")
-        result["crash"] = f"{step}: {tail.strip().splitlines()[-1] if tail.strip() else 'died'}"
+        last = tail.strip().splitlines()[-1] if tail.strip() else "the process died"
+        result["crash"] = (step, last)
     return result
 
 
@@ -158,10 +159,11 @@ def check(plan: Plan, folder: Path, settings: Settings) -> Outcome:
         return Outcome(False, problem)
     write_files(folder, plan)
     result = _probe(plan, folder, settings)
+    crash: tuple[str, str] = result.get("crash") or ("", "")
     if result.get("import") != "ok":
-        return Outcome(False, result.get("import") or f"does not import: {result.get('crash')}")
-    if result.get("crash"):
-        return Outcome(False, f"crashed during the {result['crash']}")
+        return Outcome(False, result.get("import") or f"does not import: {crash[1]}")
+    if crash[0]:
+        return Outcome(False, f"the {crash[0]} did not finish: {crash[1]}")
     acc = result.get("accuracy")
     reason = _accuracy_reason(acc)
     if reason:

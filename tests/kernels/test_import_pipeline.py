@@ -208,6 +208,14 @@ def test_an_interrupted_import_leaves_the_tree_unchanged(tree: Path, step: str,
     assert snapshot(tree / "tree" / "experimental") == before
 
 
+def test_generated_code_that_hangs_is_stopped_by_the_timeout(
+        tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hang = "import time\ntime.sleep(60)\n" + payload("neg")["code"]
+    write_json(tree / "payloads" / "neg.json", payload("neg", source=hang))
+    assert _run(tree, "--timeout", "2", names=("neg",)) == 1
+    assert "rejected neg: does not import: timed out after 2 s" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--batch", "2", "--payloads", "payloads"], "--input required"),
     (["--input", "selected.json", "--batch", "1", "--payloads", "payloads"],
