@@ -1,4 +1,5 @@
-"""`flagbot kernels check|import`: exit 0 ok, 1 a gate failed, 2 usage or environment error."""
+"""`flagbot kernels check|import-backend|validate|filter|import`: exit 0 ok, 1 a gate or check
+failed, 2 usage or environment error."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+
+from flagbot.kernels.imports import commands as generated
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
@@ -44,9 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--min-spread", type=float, default=0.02,
                        help="smallest +- band around a speedup for the near verdict (0.02)")
     check.add_argument("--strict", action="store_true", help="a near-threshold verdict fails")
-    imp = sub.add_parser("import", help="copy a FlagGems-layout backend folder into backends/")
+    imp = sub.add_parser("import-backend", help="copy a FlagGems-layout backend folder into backends/")
     imp.add_argument("source", help="a _<vendor> folder (FlagGems runtime/backend/_<vendor>)")
     imp.add_argument("--dest", default="backends", help="where backends live (default backends)")
+    generated.add_parsers(sub)
     return parser
 
 
@@ -123,8 +127,12 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
         args = _parser().parse_args(args_list)
     except SystemExit as exc:  # argparse: --help exits 0, bad flags exit 2
         return int(exc.code or 0)
+    if args.command in generated.COMMANDS:  # validate and filter never import torch
+        if args.command == "import":
+            prepare_environment()
+        return generated.main(args, Path(cwd or os.getcwd()))
     prepare_environment()
-    if args.command == "import":
+    if args.command == "import-backend":
         from flagbot.kernels.importer import import_backend
 
         return import_backend(_resolve(args.source, cwd), _resolve(args.dest, cwd))

@@ -1,11 +1,14 @@
 """The one table of operators the harness knows: name -> spec. A new op is one module + one line.
 
 Walked by tests/kernels/test_registry.py. Specs with `generic=None` are ops the library has no
-kernel for: a backend that brings one is gated as a new op against torch native.
+kernel for: a backend that brings one is gated as a new op against torch native. Operators taken
+in by `flagbot kernels import` are listed in kernels/experimental/_metadata.json, not here:
+`lookup` reads that index (their specs come from the aten schema; they are new ops too).
 """
 
 from __future__ import annotations
 
+from flagbot.kernels.imports import experimental
 from flagbot.kernels.ops import (
     add,
     gelu,
@@ -46,7 +49,19 @@ def by_aten_name() -> dict[str, OpSpec]:
     return table
 
 
+def experimental_ops() -> dict[str, OpSpec]:
+    """Specs of the imported operators (kernels/experimental), name -> spec; read each call."""
+    specs: dict[str, OpSpec] = experimental.specs()
+    return specs
+
+
 def lookup(name: str) -> OpSpec | None:
-    """A spec by generic name, aten name (`softmax.int`) or `aten::`-prefixed aten name."""
+    """A spec by generic name, aten name (`softmax.int`) or `aten::`-prefixed aten name; then
+    among the imported operators, by name or aten name."""
     name = name.removeprefix("aten::")
-    return OPS.get(name) or by_aten_name().get(name)
+    found = OPS.get(name) or by_aten_name().get(name)
+    if found is not None:
+        return found
+    imported = experimental_ops()
+    by_aten = {a: s for s in imported.values() for a in (*s.aten, s.aten[0].split(".")[0])}
+    return imported.get(name) or by_aten.get(name)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from flagbot.hooks import aten_ops
+from flagbot.hooks import aten_ops, experimental_ops
 from flagbot.hooks.backend.pysrc import Module, literal_strings, returned_values
 from flagbot.hooks.backend.vendor import IDENT_RE, Vendor
 
@@ -192,6 +192,7 @@ def check_unused(v: Vendor, path: Path, node: ast.AST | None, line: int, *, aten
               "strings (it is read without importing the backend)")
         return
     ctx = v.context
+    imported = experimental_ops.imported_names()  # operators flagbot's kernels import took in
     for name, at in items:
         is_aten = aten_allowed and aten_ops.is_aten_op(name, allow_base=True)
         if not IDENT_RE.match(name) and not is_aten:
@@ -199,7 +200,8 @@ def check_unused(v: Vendor, path: Path, node: ast.AST | None, line: int, *, aten
                 "(FlagGems matches func.__name__, so aten overloads like 'add.Tensor' never match)"
             v.add("unused-unknown", path, at, f"{name!r} is not {how}")
             continue
-        known = name in v.implemented or is_aten or (ctx is not None and name in ctx.generic_functions)
+        known = name in v.implemented or is_aten or name in imported or \
+            (ctx is not None and name in ctx.generic_functions)
         if ctx is not None and not known:
             # FlagGems matches func.__name__, so an aten name such as "_to_copy" silently
             # disables nothing; name the function _FULL_CONFIG registers for it.
