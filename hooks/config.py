@@ -182,6 +182,12 @@ def validate(raw: dict[str, Any]) -> list[str]:
             perm = spec.get("permission") if isinstance(spec, dict) else spec
             if perm not in PERMISSIONS:
                 problems.append(f"commands.{name}.permission: must be one of {', '.join(PERMISSIONS)}")
+    flaggems = raw.get("flaggems")
+    if not isinstance(flaggems, dict):
+        problems.append("flaggems: must be a mapping (package_root)")
+    elif not isinstance(flaggems.get("package_root"), (str, type(None))):
+        problems.append(f"flaggems.package_root: must be a folder path, got "
+                        f"{flaggems.get('package_root')!r}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")

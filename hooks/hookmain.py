@@ -10,10 +10,8 @@ from __future__ import annotations
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
-from flagbot.hooks.config import ConfigError, load_config
-from flagbot.hooks.errors import EXIT_USAGE, FlagbotError, UsageError
+from flagbot.hooks.errors import EXIT_USAGE, FlagbotError
 
 
 def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Sequence[str] | None,
@@ -30,13 +28,3 @@ def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Seque
               "above", file=sys.stderr)
         return EXIT_USAGE
 
-
-def configured_folder(repo: Path, given: str | None, key: str) -> str:
-    """`given`, else `key` (backends / hardwares) from .github/flagbot.yml, else its default."""
-    if given:
-        return given
-    try:
-        return str(getattr(load_config(repo), key))
-    except ConfigError as exc:
-        raise UsageError(f"{repo / '.github/flagbot.yml'}: {exc}",
-                         hint=f"fix the file or pass --{'root' if key == 'backends' else key} DIR") from exc

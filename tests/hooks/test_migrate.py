@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import cli, verify
+from flagbot.hooks import cli
+from flagbot.hooks.patches import verify
 from tests.hooks.conftest import Repo, git_env
 
 

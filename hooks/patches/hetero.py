@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flagbot.hooks.devices import DEVICE_RE
+from flagbot.hooks.patches.devices import DEVICE_RE
 
 if TYPE_CHECKING:  # imported lazily: `flagbot patch` needs hetero.txt merging, not findings
     from flagbot.hooks.findings import Finding

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from flagbot.hooks import patchfile
-from flagbot.hooks.patchfile import Mail
-from flagbot.hooks.scratch import GitDir
+from flagbot.hooks.patches import patchfile
+from flagbot.hooks.patches.patchfile import Mail
+from flagbot.hooks.patches.scratch import GitDir
 
 MAILINFO = ("mailinfo", "-b", "-u", "--no-scissors", "--quoted-cr=nowarn")
 _FAILED_AT = re.compile(r"patch failed: (.+):(\d+)$", re.M)

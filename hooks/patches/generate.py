@@ -13,7 +13,7 @@ import os
 from typing import NamedTuple
 
 from flagbot.hooks.errors import UsageError
-from flagbot.hooks.scratch import GitDir
+from flagbot.hooks.patches.scratch import GitDir
 
 # Flags beat config, so each byte-relevant setting is also given here explicitly.
 FORMAT_PATCH_FLAGS: tuple[str, ...] = (
