@@ -17,9 +17,8 @@ from flagbot.hooks import git
 from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK
 from flagbot.hooks.findings import has_errors, render_json, render_text
 from flagbot.hooks.folders import configured_folder
-from flagbot.hooks.hookmain import guarded
+from flagbot.hooks.hookmain import guarded, parse_args
 from flagbot.hooks.patches import hetero
-from flagbot.hooks.patches.devices import parse_args
 
 WHAT = "check-hetero"
 

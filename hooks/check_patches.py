@@ -22,9 +22,8 @@ from flagbot.hooks import git
 from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from flagbot.hooks.findings import Finding, has_errors, render_json, render_text
 from flagbot.hooks.folders import configured_folder
-from flagbot.hooks.hookmain import guarded
+from flagbot.hooks.hookmain import guarded, parse_args
 from flagbot.hooks.patches import verify
-from flagbot.hooks.patches.devices import parse_args
 
 WHAT = "check-patches"
 

@@ -1,4 +1,4 @@
-"""`.github/flagbot.yml`: defaults, merge, validation (DESIGN.md "Repository configuration").
+"""`.github/flagbot.yml`: defaults, merge, validation (keys: docs/bot-handlers.md, docs/hooks.md).
 
 Lives in hooks/ because both sides read it: the checkers for their roots, the bot for labels,
 devices, permissions and gates. Validation collects every problem so one failed check run can

@@ -1,4 +1,4 @@
-"""The exit-code funnel for hook console scripts, which pre-commit runs without `flagbot`.
+"""What every command and hook shares: argument errors as exit 2, and the exit-code funnel.
 
 `flagbot <command>` maps errors in hooks/cli.py; a console script such as
 `flagbot-check-vendor-backend` calls the module's `main` directly, where an uncaught exception
@@ -7,11 +7,12 @@ would exit 1 ("check failed"). Every hook's `main` goes through `guarded` instea
 
 from __future__ import annotations
 
+import argparse
 import sys
 import traceback
 from collections.abc import Callable, Sequence
 
-from flagbot.hooks.errors import EXIT_USAGE, FlagbotError
+from flagbot.hooks.errors import EXIT_USAGE, FlagbotError, UsageError
 
 
 def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Sequence[str] | None,
@@ -28,3 +29,12 @@ def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Seque
               "above", file=sys.stderr)
         return EXIT_USAGE
 
+
+def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """`parser.parse_args` that raises UsageError instead of exiting (the bot calls commands)."""
+    try:
+        return parser.parse_args(argv)
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            raise
+        raise UsageError(f"invalid arguments for {parser.prog} (usage above)") from None

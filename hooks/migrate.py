@@ -13,7 +13,7 @@ from pathlib import Path
 from flagbot.hooks import git
 from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from flagbot.hooks.folders import configured_folder
-from flagbot.hooks.patches.devices import parse_args
+from flagbot.hooks.hookmain import parse_args
 from flagbot.hooks.patches.migrate import Outcome, find_old_patches, migrate_one
 
 

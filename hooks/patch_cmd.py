@@ -1,6 +1,7 @@
 """`flagbot patch`: write hardwares/<DEV>/<base8>/<base8>.patch for BASE..CUR, verified first.
 
-The work is `hooks.patches.make.make_patch`; this module parses the seed flags and reports.
+The work is `hooks.patches.make.make_patch`; this module parses the flags of FlagScale's
+original tools/patch/patch.py and reports.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from flagbot.hooks import git
-from flagbot.hooks.patches.devices import parse_args
+from flagbot.hooks.hookmain import parse_args
 from flagbot.hooks.patches.make import PatchResult, make_patch
 
 
@@ -34,7 +35,7 @@ def report(result: PatchResult) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The seed flags of tools/patch/patch.py, exactly."""
+    """The flags of FlagScale's original tools/patch/patch.py, exactly."""
     parser = argparse.ArgumentParser(prog="flagbot patch", description=__doc__.splitlines()[0])
     parser.add_argument("--device-type", nargs="+", required=True, metavar="DEV",
                         help="device(s), e.g. A_X100; several = heterogeneous, last is patched")

@@ -1,6 +1,7 @@
 """`flagbot unpatch`: build DIR/<DEV>/<repo-name>/ = BASE with DEV's patch applied as commits.
 
-The work is `hooks.patches.build.unpatch`; this module parses the seed flags and reports.
+The work is `hooks.patches.build.unpatch`; this module parses the flags of FlagScale's
+original tools/patch/unpatch.py and reports.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from flagbot.hooks import git
+from flagbot.hooks.hookmain import parse_args
 from flagbot.hooks.patches.build import unpatch
-from flagbot.hooks.patches.devices import parse_args
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The seed flags of tools/patch/unpatch.py, plus --force."""
+    """The flags of FlagScale's original tools/patch/unpatch.py, plus --force."""
     parser = argparse.ArgumentParser(prog="flagbot unpatch", description=__doc__.splitlines()[0])
     parser.add_argument("--device-type", nargs="+", required=True, metavar="DEV",
                         help="device(s); several = heterogeneous (all listed in hetero.txt)")

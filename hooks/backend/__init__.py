@@ -1,1 +1,1 @@
-"""Static checks of vendor backend folders in the FlagGems layout (issue 4); never imports them."""
+"""Static checks of vendor backend folders in the FlagGems layout (docs/hooks.md); never imports them."""

@@ -14,8 +14,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Where each piece lives, relative to the `flag_gems` package directory (issue 4: configurable
-# through the package root; the relative layout is FlagGems' own and stable since 2025-01).
+# Where each piece lives, relative to the `flag_gems` package directory (the package root is
+# configurable: --flaggems or flaggems.package_root; the relative layout is FlagGems' own and
+# stable since 2025-01).
 LAYOUT = {
     "registry": "__init__.py",
     "ops": "ops",

@@ -3,7 +3,8 @@
 Current form: every function visible in `ops/__init__.py` replaces the generic FlagGems function
 of the same Python name, and `CUSTOMIZED_UNUSED_OPS` is matched against `func.__name__`.
 Documented form: `get_specific_ops()` lists (aten name, function, Autograd flag) and
-`get_unused_ops()` names aten ops or functions (notes: flaggems-backends.md §1.4).
+`get_unused_ops()` names aten ops or functions (both forms: docs/hooks.md, "The two forms it
+understands").
 """
 
 from __future__ import annotations
