@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 
 from flagbot.hooks.errors import EXIT_USAGE, FlagbotError, UsageError
@@ -24,6 +23,8 @@ def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Seque
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except Exception:  # a crash must never read as "check failed" (1)
+        import traceback  # only on a crash: `flagbot patch` start-up is timed in milliseconds
+
         traceback.print_exc()
         print(f"{prog}: internal error (a bug in flagbot); please report it with the traceback "
               "above", file=sys.stderr)
