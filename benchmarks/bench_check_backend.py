@@ -1,4 +1,4 @@
-"""Time `flagbot check-backend --all` on a generated FlagGems-like tree (issue 4: < 1 s).
+"""Time `flagbot check-backend --all` on a generated FlagGems-like tree (target: under 1 s).
 
     .venv/bin/python benchmarks/bench_check_backend.py [--vendors 16] [--ops 450] [--repeat 5]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from flagbot.hooks import aten_ops
 from flagbot.hooks.backend.discover import vendor_folders
-from flagbot.hooks.config import ConfigError, load_config
 from flagbot.hooks.findings import ERROR, WARNING, Finding, has_errors, render_json, render_text
+from flagbot.hooks.folders import configured_folder
 from flagbot.hooks.hookmain import guarded
 
 WHAT = "check-routing"
@@ -133,10 +133,7 @@ class Checker:
 
 def known_backends(repo: Path) -> frozenset[str]:
     """The generic backends plus every vendor folder name under the configured backends root."""
-    try:
-        root = repo / load_config(repo).backends
-    except ConfigError:
-        root = repo / "backends"
+    root = repo / configured_folder(repo, "backends", option="--backends NAMES")
     return frozenset(GENERIC_BACKENDS) | {p.name[1:] for p in vendor_folders(root)}
 
 

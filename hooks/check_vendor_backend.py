@@ -23,27 +23,23 @@ from flagbot.hooks.backend.discover import (
     vendor_folders,
 )
 from flagbot.hooks.backend.pysrc import Sources
-from flagbot.hooks.config import ConfigError, load_config
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import Finding, has_errors, render_json, render_text
-from flagbot.hooks.hookmain import configured_folder, guarded
+from flagbot.hooks.folders import configured_folder, flaggems_package_root
+from flagbot.hooks.hookmain import guarded
 
 WHAT = "check-backend"
 
 
 def backend_root(repo: Path, root: str | None) -> str:
     """`root`, else `backends` from .github/flagbot.yml, else the default `backends`."""
-    return configured_folder(repo, root, "backends")
+    return configured_folder(repo, "backends", root, option="--root DIR")
 
 
 def flaggems_context(repo: Path, root: Path, package: str | None) -> FlagGemsContext | None:
     """The FlagGems context: an explicit package dir, the config's, or the one above the root."""
     if package is None:
-        try:
-            configured = load_config(repo)["flaggems"].get("package_root")
-        except (ConfigError, AttributeError):
-            configured = None
-        package = configured if isinstance(configured, str) else None
+        package = flaggems_package_root(repo, option="--flaggems DIR or --no-context")
     if package is not None:
         pkg = (repo / package).resolve()
         if not (pkg / "runtime" / "common.py").is_file():

@@ -19,9 +19,9 @@ from flagbot.hooks.errors import EXIT_USAGE, FlagbotError
 COMMANDS: dict[str, tuple[str, str]] = {
     "patch": ("flagbot.hooks.patch_cmd:main", "make and verify hardwares/<DEV>/<base8>/<base8>.patch"),
     "unpatch": ("flagbot.hooks.unpatch_cmd:main", "build build/<DEV>/<repo>/ = BASE + DEV's patch"),
-    "verify": ("flagbot.hooks.verify_cmd:main", "re-check stored patches (apply, round trip, bytes)"),
+    "verify": ("flagbot.hooks.check_patches:verify_main", "re-check stored patches (apply, round trip, bytes)"),
     "migrate": ("flagbot.hooks.migrate:main", "bring old FlagScale-layout patches into canonical form"),
-    "hetero": ("flagbot.hooks.hetero_cmd:main", "hetero.txt tools (`flagbot hetero check`)"),
+    "hetero": ("flagbot.hooks.check_hetero:hetero_main", "hetero.txt tools (`flagbot hetero check`)"),
     "check-backend": ("flagbot.hooks.check_vendor_backend:main", "check vendor backend folders"),
     "check-routing": ("flagbot.hooks.check_routing:main", "check backends.conf routing files"),
     "check-patches": ("flagbot.hooks.check_patches:main", "pre-commit form of `verify`"),

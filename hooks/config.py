@@ -1,4 +1,4 @@
-"""`.github/flagbot.yml`: defaults, merge, validation (DESIGN.md "Repository configuration").
+"""`.github/flagbot.yml`: defaults, merge, validation (keys: docs/bot-handlers.md, docs/hooks.md).
 
 Lives in hooks/ because both sides read it: the checkers for their roots, the bot for labels,
 devices, permissions and gates. Validation collects every problem so one failed check run can
@@ -182,6 +182,12 @@ def validate(raw: dict[str, Any]) -> list[str]:
             perm = spec.get("permission") if isinstance(spec, dict) else spec
             if perm not in PERMISSIONS:
                 problems.append(f"commands.{name}.permission: must be one of {', '.join(PERMISSIONS)}")
+    flaggems = raw.get("flaggems")
+    if not isinstance(flaggems, dict):
+        problems.append("flaggems: must be a mapping (package_root)")
+    elif not isinstance(flaggems.get("package_root"), (str, type(None))):
+        problems.append(f"flaggems.package_root: must be a folder path, got "
+                        f"{flaggems.get('package_root')!r}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")

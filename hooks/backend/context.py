@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # Where each piece lives, relative to the `flag_gems` package directory (the package root is
-# configurable; the relative layout is FlagGems' own and stable since 2025-01).
+# configurable: --flaggems or flaggems.package_root; the relative layout is FlagGems' own and
+# stable since 2025-01).
 LAYOUT = {
     "registry": "__init__.py",
     "ops": "ops",

@@ -1,4 +1,4 @@
-"""The check-hetero hook entry: exit codes, config, output (rules live in hooks/hetero.py)."""
+"""The check-hetero hook entry: exit codes, config, output (rules live in hooks/patches/hetero.py)."""
 
 from __future__ import annotations
 

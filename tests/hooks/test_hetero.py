@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from flagbot.hooks import cli, hetero
+from flagbot.hooks import cli
+from flagbot.hooks.patches import hetero
 from tests.hooks.conftest import MakeRepo, Repo
 
 

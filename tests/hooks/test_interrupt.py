@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import patch_cmd, unpatch_cmd
+from flagbot.hooks.patches import make
+from flagbot.hooks.patches.build import unpatch
 from tests.hooks.conftest import MakeRepo, Repo
 
 ROOT = Path(__file__).parents[2]
@@ -59,8 +60,8 @@ def test_ctrl_c_during_patch_leaves_nothing_behind(long_series: Repo, tmp_path: 
 def test_ctrl_c_during_unpatch_keeps_the_previous_build(long_series: Repo, tmp_path: Path) -> None:
     work = long_series.copy(tmp_path / "work")
     base8 = work.rev("base")[:8]
-    patch_cmd.make_patch(work.path, ["A_X100"], "base")
-    unpatch_cmd.unpatch(work.path, ["A_X100"], base8)
+    make.make_patch(work.path, ["A_X100"], "base")
+    unpatch(work.path, ["A_X100"], base8)
     args = ["unpatch", "--device-type", "A_X100", "--commit-id", base8]
     build = Repo(work.path / "build/A_X100" / work.path.name)
     head = build.rev("HEAD")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import patch_cmd
+from flagbot.hooks.patches import make
 from testing.backend_corpus import BROKEN, CLEAN, build_case
 
 pytestmark = pytest.mark.precommit
@@ -146,7 +146,7 @@ def test_check_patches_layout_at_commit_full_at_manual_and_shallow_warns(
     base = commit_all(target, "base")
     (target / "a.py").write_text("print(2)\n")
     commit_all(target, "[Vendor] change")
-    patch_cmd.make_patch(target, ["A_X100"], base, "HEAD")
+    make.make_patch(target, ["A_X100"], base, "HEAD")
     commit_all(target, "store patch")
     commit_stage = run_hook(precommit_env, hook_repo, target, "check-patches", "--all-files",
                             "--verbose")

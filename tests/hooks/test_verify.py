@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import cli, patch_cmd, verify
+from flagbot.hooks import cli
+from flagbot.hooks.patches import make, verify
 from tests.hooks.conftest import Repo
 
 GOLDEN = Path(__file__).parents[2] / "testing/resources/patches"
@@ -14,7 +15,7 @@ GOLDEN = Path(__file__).parents[2] / "testing/resources/patches"
 @pytest.fixture(scope="module")
 def patched(vendor_repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
     repo = vendor_repo.copy(tmp_path_factory.mktemp("verify") / "repo")
-    patch_cmd.make_patch(repo.path, ["A_X100"], "base", "cur")
+    make.make_patch(repo.path, ["A_X100"], "base", "cur")
     return repo
 
 

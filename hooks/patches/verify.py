@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from flagbot.hooks import generate, git, patchfile, roundtrip
-from flagbot.hooks.devices import DEVICE_RE
+from flagbot.hooks import git
 from flagbot.hooks.findings import ERROR, WARNING, Finding
-from flagbot.hooks.scratch import Scratch
+from flagbot.hooks.patches import generate, patchfile, roundtrip
+from flagbot.hooks.patches.devices import DEVICE_RE
+from flagbot.hooks.patches.scratch import Scratch
 
 _PATCH_NAME = re.compile(r"([0-9a-f]{8})\.patch")
 

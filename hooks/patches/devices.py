@@ -1,8 +1,11 @@
-"""Validation of device names and commit arguments (issue 2, rule 5): usage errors, never paths."""
+"""Validation of device names and commit arguments: usage errors, never paths.
+
+Device names and commit ids become folder names and git arguments, so anything that could
+escape `hardwares/` or be read as an option (`../x`, `--upload-pack=...`) is refused up front.
+"""
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Sequence
 
@@ -59,12 +62,3 @@ def check_hex_prefix(value: str, *, option: str) -> str:
         )
     return low
 
-
-def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
-    """`parser.parse_args` that raises UsageError instead of exiting (the bot calls commands)."""
-    try:
-        return parser.parse_args(argv)
-    except SystemExit as exc:
-        if exc.code in (0, None):
-            raise
-        raise UsageError(f"invalid arguments for {parser.prog} (usage above)") from None

@@ -1,10 +1,10 @@
 """Patch generation: `git format-patch` of BASE..CUR with every byte-changing knob pinned.
 
-Runs inside a scratch git dir (hooks/scratch.py): no user or repository config, no attributes
-file, no replace refs, so the bytes depend only on the commits (and on git's own format, which
-the flags below fix as far as git allows). `hardwares/` is excluded by pathspec, which also drops
-commits that touch nothing else. A range with merges is squashed into one synthetic commit
-(BASE's child, CUR's tree, author, committer and message) before formatting.
+Runs inside a scratch git dir (hooks/patches/scratch.py): no user or repository config, no
+attributes file, no replace refs, so the bytes depend only on the commits (and on git's own
+format, which the flags below fix as far as git allows). `hardwares/` is excluded by pathspec,
+which also drops commits that touch nothing else. A range with merges is squashed into one
+synthetic commit (BASE's child, CUR's tree, author, committer and message) before formatting.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 from typing import NamedTuple
 
 from flagbot.hooks.errors import UsageError
-from flagbot.hooks.scratch import GitDir
+from flagbot.hooks.patches.scratch import GitDir
 
 # Flags beat config, so each byte-relevant setting is also given here explicitly.
 FORMAT_PATCH_FLAGS: tuple[str, ...] = (

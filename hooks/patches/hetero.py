@@ -1,4 +1,4 @@
-"""`hardwares/hetero.txt`: parse, canonical format, merge, and the check (DESIGN.md "Patch files").
+"""`hardwares/hetero.txt`: parse, canonical format, merge, and the check (docs/patches.md).
 
 One line per base, `<base8>: DEV1 DEV2 ...`, devices sorted and unique, lines sorted by base,
 `#` comments and blank lines allowed. Comments stay attached to the entry below them, so
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flagbot.hooks.devices import DEVICE_RE
+from flagbot.hooks.patches.devices import DEVICE_RE
 
 if TYPE_CHECKING:  # imported lazily: `flagbot patch` needs hetero.txt merging, not findings
     from flagbot.hooks.findings import Finding

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from flagbot.hooks import patchfile
-from flagbot.hooks.patchfile import Mail
-from flagbot.hooks.scratch import GitDir
+from flagbot.hooks.patches import patchfile
+from flagbot.hooks.patches.patchfile import Mail
+from flagbot.hooks.patches.scratch import GitDir
 
 MAILINFO = ("mailinfo", "-b", "-u", "--no-scissors", "--quoted-cr=nowarn")
 _FAILED_AT = re.compile(r"patch failed: (.+):(\d+)$", re.M)
@@ -149,7 +149,8 @@ def ls_tree_args(tree: str) -> list[str]:
 
 def entries_for(listing: bytes, paths: set[bytes]) -> dict[bytes, bytes]:
     """path -> `mode type oid` from `ls-tree -r -z` output, for the given paths only."""
-    # A split and partition beat one regex over a 20,000-entry listing by ~20 ms (issue 2 speed).
+    # A split and partition beat one regex over a 20,000-entry listing by ~20 ms, a tenth of a
+    # `flagbot patch` run (benchmarks/RESULTS.md).
     out: dict[bytes, bytes] = {}
     for entry in listing.split(b"\0"):
         meta, _, path = entry.partition(b"\t")
