@@ -91,6 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("flagbot: interrupted; nothing was changed", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        from flagbot.hooks.hookmain import closed_pipe
+
+        return closed_pipe()
     except ImportError as exc:
         print(f"flagbot: error: {exc}\n  hint: install the extra this command needs, "
               "e.g. pip install 'flagbot[bot]' or 'flagbot[kernels]'", file=sys.stderr)

@@ -8,10 +8,26 @@ would exit 1 ("check failed"). Every hook's `main` goes through `guarded` instea
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
 from flagbot.hooks.errors import EXIT_USAGE, FlagbotError, UsageError
+
+# What a shell reports for a program that SIGPIPE ended (128 + 13), as `| head` users expect.
+EXIT_CLOSED_PIPE = 141
+
+
+def closed_pipe() -> int:
+    """The reader of our output went away (`... | head -c1`): normal, so no traceback.
+
+    Later writes, including the interpreter's flush at exit, go to /dev/null instead of raising
+    again.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_CLOSED_PIPE
 
 
 def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Sequence[str] | None,
@@ -22,6 +38,8 @@ def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Seque
     except FlagbotError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        return closed_pipe()
     except Exception:  # a crash must never read as "check failed" (1)
         import traceback  # only on a crash: `flagbot patch` start-up is timed in milliseconds
 
