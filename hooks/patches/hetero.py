@@ -29,17 +29,19 @@ class HeteroError(Exception):
     def __init__(self, message: str, line: int) -> None:
         super().__init__(f"line {line}: {message}")
         self.line = line
+        self.message = message
 
 
 class Entry:
     """One base and its devices, with the comment/blank lines written just above it."""
 
     def __init__(self, base: str, devices: list[str], line: int = 0,
-                 leading: list[str] | None = None) -> None:
+                 leading: list[str] | None = None, text: str = "") -> None:
         self.base = base
         self.devices = devices
         self.line = line
         self.leading = leading if leading is not None else []
+        self.text = text  # the line as written (empty for entries made in code)
 
     def render(self) -> str:
         return f"{self.base}: {' '.join(sorted(set(self.devices)))}"
@@ -60,27 +62,45 @@ class Hetero:
 
 def parse(text: str) -> Hetero:
     """Parse hetero.txt text; raise HeteroError naming the first bad line."""
+    doc, errors = parse_lines(text)
+    if errors:
+        raise errors[0]
+    return doc
+
+
+def parse_lines(text: str) -> tuple[Hetero, list[HeteroError]]:
+    """Every good line as an entry, and one error per bad line (so a check can report all)."""
     entries: list[Entry] = []
+    errors: list[HeteroError] = []
     pending: list[str] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             pending.append(raw.rstrip())
             continue
-        key, sep, rest = line.partition(":")
-        key = key.strip()
-        if not sep or not BASE8_RE.fullmatch(key):
-            raise HeteroError(f"{raw!r} is not '<base8>: DEV1 DEV2 ...' (base = 8 lower-case hex)",
-                              number)
-        devices = rest.split()
-        if not devices:
-            raise HeteroError(f"base {key} lists no devices", number)
-        for dev in devices:
-            if not DEVICE_RE.fullmatch(dev):
-                raise HeteroError(f"{dev!r} is not a device name like A_X100", number)
-        entries.append(Entry(key, devices, number, pending))
+        try:
+            base, devices = _parse_entry(line, raw, number)
+        except HeteroError as exc:
+            errors.append(exc)
+            continue
+        entries.append(Entry(base, devices, number, pending, raw))
         pending = []
-    return Hetero(entries, pending)
+    return Hetero(entries, pending), errors
+
+
+def _parse_entry(line: str, raw: str, number: int) -> tuple[str, list[str]]:
+    key, sep, rest = line.partition(":")
+    key = key.strip()
+    if not sep or not BASE8_RE.fullmatch(key):
+        raise HeteroError(f"{raw!r} is not '<base8>: DEV1 DEV2 ...' (base = 8 lower-case hex)",
+                          number)
+    devices = rest.split()
+    if not devices:
+        raise HeteroError(f"base {key} lists no devices", number)
+    for dev in devices:
+        if not DEVICE_RE.fullmatch(dev):
+            raise HeteroError(f"{dev!r} is not a device name like A_X100", number)
+    return key, devices
 
 
 def format_hetero(doc: Hetero) -> str:
@@ -130,12 +150,13 @@ def check_hetero(repo: Path, hardwares: str = "hardwares") -> list[Finding]:
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [Finding(rel, 0, ERROR, "hetero-format", f"cannot read: {exc}")]
-    try:
-        doc = parse(text)
-    except HeteroError as exc:
-        return [Finding(rel, exc.line, ERROR, "hetero-format",
-                        f"{exc}; fix the line (format '<base8>: DEV1 DEV2')")]
-    findings = _order_findings(rel, text, doc)
+    doc, errors = parse_lines(text)
+    findings = [Finding(rel, exc.line, ERROR, "hetero-format",
+                        f"{exc.message}; fix the line (format '<base8>: DEV1 DEV2')")
+                for exc in errors]
+    findings += _line_findings(rel, doc) + _order_findings(rel, doc)
+    if not findings and text != format_hetero(doc):
+        findings.append(_layout_finding(rel, text, format_hetero(doc)))
     for entry in doc.entries:
         for dev in entry.devices:
             if not (repo / patch_rel(hardwares, dev, entry.base)).is_file():
@@ -148,13 +169,30 @@ def check_hetero(repo: Path, hardwares: str = "hardwares") -> list[Finding]:
     return findings
 
 
-def _order_findings(rel: str, text: str, doc: Hetero) -> list[Finding]:
-    """Findings for a file that parses but is not in canonical form."""
+def _line_findings(rel: str, doc: Hetero) -> list[Finding]:
+    """One finding per entry line that is not written canonically, naming the rule it breaks."""
     from flagbot.hooks.findings import Finding
 
-    canonical = format_hetero(doc)
-    if text == canonical:
-        return []
+    findings: list[Finding] = []
+    for entry in doc.entries:
+        want = entry.render()
+        if entry.text == want:
+            continue
+        twice = sorted({d for d in entry.devices if entry.devices.count(d) > 1})
+        if twice:
+            rule, why = "hetero-duplicate", f"{', '.join(twice)} listed twice for base {entry.base}"
+        elif entry.devices != sorted(entry.devices):
+            rule, why = "hetero-order", "devices not in sorted order"
+        else:
+            rule, why = "hetero-format", "spacing: one space after ':' and between devices"
+        findings.append(Finding(rel, entry.line, ERROR, rule, f"{why}; write `{want}`"))
+    return findings
+
+
+def _order_findings(rel: str, doc: Hetero) -> list[Finding]:
+    """Bases listed twice or out of order (lines must be sorted by base)."""
+    from flagbot.hooks.findings import Finding
+
     findings: list[Finding] = []
     seen: set[str] = set()
     previous = ""
@@ -167,10 +205,16 @@ def _order_findings(rel: str, text: str, doc: Hetero) -> list[Finding]:
                                     f"base {entry.base} comes after {previous}; sort lines by base"))
         seen.add(entry.base)
         previous = max(previous, entry.base)
-    if not findings:
-        first = next((i + 1 for i, (a, b) in enumerate(zip(text.splitlines(),
-                      canonical.splitlines(), strict=False)) if a != b), 0)
-        findings.append(Finding(rel, first, ERROR, "hetero-format",
-                                "not in canonical form ('<base8>: DEV1 DEV2' with devices sorted "
-                                "and unique, one space after ':', one final newline)"))
     return findings
+
+
+def _layout_finding(rel: str, text: str, canonical: str) -> Finding:
+    """Every line is right but the file is not: blank lines or the final newline."""
+    from flagbot.hooks.findings import Finding
+
+    first = next((i + 1 for i, (a, b) in enumerate(zip(text.splitlines(), canonical.splitlines(),
+                                                         strict=False)) if a != b),
+                 min(len(text.splitlines()), len(canonical.splitlines())) or 1)
+    return Finding(rel, first, ERROR, "hetero-format",
+                   "file layout: no leading or trailing blank lines, exactly one final newline "
+                   "(run `flagbot patch` or rewrite the file in canonical form)")
