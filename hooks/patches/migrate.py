@@ -19,7 +19,7 @@ from flagbot.hooks.errors import UsageError
 from flagbot.hooks.patches import generate, hetero, patchfile, roundtrip
 from flagbot.hooks.patches.devices import DEVICE_RE
 from flagbot.hooks.patches.make import write_if_changed
-from flagbot.hooks.patches.scratch import GitDir, Scratch
+from flagbot.hooks.patches.scratch import Scratch
 
 OLD_ROOTS = ("hardware", "hardwares")
 _FOLDER = re.compile(r"[0-9a-f]{6,40}")
@@ -50,25 +50,6 @@ def find_old_patches(repo: Path, hardwares: str) -> list[str]:
     return sorted(found)
 
 
-def post_image_mismatches(gd: GitDir, applied: list[roundtrip.Applied], base: str) -> list[str]:
-    """Files whose blob after applying differs from the id the mail's index line promises."""
-    problems: list[str] = []
-    parent = base
-    for step in applied:
-        raw = gd.run(["diff-tree", "-r", "--no-renames", "-z", parent, step.commit]).stdout
-        parts = raw.split(b"\0")
-        actual: dict[str, str] = {}
-        for i in range(0, len(parts) - 1, 2):
-            fields = parts[i].decode().split()
-            actual[parts[i + 1].decode("utf-8", "surrogateescape")] = fields[3]
-        for path, _old, new in patchfile.index_lines(step.mail.data):
-            got = actual.get(path)
-            if got is not None and not got.startswith(new):
-                problems.append(f"{path}: index line says {new}, applying gives {got[:len(new)]}")
-        parent = step.commit
-    return problems
-
-
 def migrate_one(repo: Path, old_rel: str, hardwares: str, *, dry_run: bool) -> Outcome:
     """Apply one old patch at its base, regenerate it canonically, write it (unless dry run)."""
     out = Outcome(old_rel)
@@ -90,7 +71,7 @@ def migrate_one(repo: Path, old_rel: str, hardwares: str, *, dry_run: bool) -> O
         except roundtrip.ApplyFailed as exc:
             out.notes.append(f"does not apply at {base[:12]}: {exc}")
             return out
-        mismatches = post_image_mismatches(gd, applied, base)
+        mismatches = roundtrip.post_image_mismatches(gd, applied, base)
         regen = generate.format_patch(gd, base, applied[-1].commit, hardwares)
     dest = repo / out.new
     if dest.is_file() and old_rel != out.new and dest.read_bytes() != regen:

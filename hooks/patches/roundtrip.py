@@ -255,3 +255,22 @@ def am_author(info: dict[str, str]) -> str:
             when = (f"{email.utils.mktime_tz(parsed)} "
                     f"{sign}{abs(offset) // 3600:02d}{abs(offset) % 3600 // 60:02d}")
     return f"{info.get('Author', '')} <{info.get('Email', '')}> {when}"
+
+
+def post_image_mismatches(gd: GitDir, applied: list[Applied], base: str) -> list[str]:
+    """Files whose blob after applying differs from the id the mail's index line promises."""
+    problems: list[str] = []
+    parent = base
+    for step in applied:
+        raw = gd.run(["diff-tree", "-r", "--no-renames", "-z", parent, step.commit]).stdout
+        parts = raw.split(b"\0")
+        actual: dict[str, str] = {}
+        for i in range(0, len(parts) - 1, 2):
+            fields = parts[i].decode().split()
+            actual[parts[i + 1].decode("utf-8", "surrogateescape")] = fields[3]
+        for path, _old, new in patchfile.index_lines(step.mail.data):
+            got = actual.get(path)
+            if got is not None and not got.startswith(new):
+                problems.append(f"{path}: index line says {new}, applying gives {got[:len(new)]}")
+        parent = step.commit
+    return problems

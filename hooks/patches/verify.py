@@ -113,17 +113,23 @@ def _apply_and_compare(repo: Path, rel: str, data: bytes, base: str,
             return [Finding(rel, 0, ERROR, "patch-corrupt",
                             f"git could not read it as mails: {exc}; regenerate it")]
         regen = generate.format_patch(gd, base, applied[-1].commit, hardwares)
+        edited = roundtrip.post_image_mismatches(gd, applied, base)
     old, new = patchfile.mask_from_lines(data), patchfile.mask_from_lines(regen)
     line = patchfile.first_difference(old, new)
     if line is None:
         return []
+    if edited:  # the diff no longer produces the blobs its own index lines name
+        return [Finding(rel, line, ERROR, "patch-bytes",
+                        f"hand-edited? {'; '.join(edited)}: the patch was changed after git wrote "
+                        "it; regenerate it from the vendor branch with flagbot patch (flagbot "
+                        "migrate rewrites it and keeps the old file for review)")]
     rule = "patch-roundtrip" if _messages_changed(mails, regen) else "patch-bytes"
     what = ("a commit message or author does not survive the mail round trip"
             if rule == "patch-roundtrip" else "the bytes are not canonical")
     return [Finding(rel, line, ERROR, rule,
                     f"{what}: line {line} {patchfile.line_at(old, line)!r} regenerates as "
-                    f"{patchfile.line_at(new, line)!r}; regenerate with flagbot patch "
-                    "(or flagbot migrate)")]
+                    f"{patchfile.line_at(new, line)!r}; regenerate with flagbot patch, or run "
+                    "flagbot migrate to rewrite it in canonical form")]
 
 
 def _messages_changed(mails: list[patchfile.Mail], regen: bytes) -> bool:

@@ -74,6 +74,23 @@ def test_version_signature_is_not_canonical(patched: Repo, tmp_path: Path) -> No
     assert rules(verify.verify_patch(work.path, rel(work))) == ["patch-bytes"]
 
 
+def test_hand_edited_hunk_is_called_hand_edited_like_migrate_does(patched: Repo,
+                                                                  tmp_path: Path) -> None:
+    work = tampered(patched, tmp_path, b"+tail 2\n", b"+tail 2 edited\n")
+    (finding,) = verify.verify_patch(work.path, rel(work))
+    assert finding.rule == "patch-bytes"
+    assert finding.message.startswith("hand-edited? src/model.py: index line says ")
+    assert "flagbot migrate" in finding.message
+
+
+def test_a_generated_but_not_canonical_patch_is_not_called_hand_edited(patched: Repo,
+                                                                       tmp_path: Path) -> None:
+    data = (patched.path / rel(patched)).read_bytes()
+    work = tampered(patched, tmp_path, data[-40:], data[-40:] + b"-- \n2.39.5\n\n")
+    (finding,) = verify.verify_patch(work.path, rel(work))
+    assert "hand-edited" not in finding.message and "flagbot migrate" in finding.message
+
+
 def test_message_that_git_am_cuts_is_a_round_trip_error(patched: Repo, tmp_path: Path) -> None:
     work = tampered(patched, tmp_path, b"Longer explanation", b"---\nLonger explanation")
     assert rules(verify.verify_patch(work.path, rel(work))) == ["patch-roundtrip"]
