@@ -23,10 +23,15 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 class YDict(dict[Any, Any]):
-    """A mapping that remembers its own line and the line of each key (1-based)."""
+    """A mapping that remembers its own line and the line of each key (1-based).
+
+    `dropped` keeps (key, line, value) of each value a later duplicate key replaced, so a
+    checker can still report what is wrong inside the block that loaders silently discard.
+    """
 
     line: int = 0
     key_lines: dict[Any, int]
+    dropped: list[tuple[Any, int, Any]]
 
 
 class YList(list[Any]):
@@ -57,6 +62,7 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Iterator[YDic
     data = YDict()
     data.line = node.start_mark.line + 1
     data.key_lines = {}
+    data.dropped = []
     yield data  # the SafeConstructor protocol: yield first, so aliases may point back here
     if not any(key_node.tag == _MERGE_TAG for key_node, _ in node.value):
         _fill_map(loader, node, data)
@@ -96,6 +102,7 @@ def _fill_map(loader: _LineLoader, node: yaml.MappingNode, data: YDict) -> None:
         line = key_node.start_mark.line + 1
         if key in lines:
             loader.duplicates.append((line, f"{key!s} (first at line {lines[key]})"))
+            data.dropped.append((key, lines[key], data[key]))
         lines[key] = line
         data[key] = loader.construct_object(value_node, deep=False)
 
