@@ -10,7 +10,6 @@ Standard library and PyYAML only (no torch, no triton).
 
 from __future__ import annotations
 
-
 import itertools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
