@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,18 @@ def test_flagbot_replay_command_is_wired(emu, repo, tmp_path, capsys) -> None:
     payload.write_text(json.dumps(emu.payload(event="pull_request", action="opened", repo=repo, number=1)))
     assert cli_main(["-C", str(checkout), "replay", str(payload), "--event", "pull_request", "--dry-run"]) == 0
     assert "names=['vendor: A_X100']" in capsys.readouterr().out
+
+
+def test_dry_run_with_a_relative_repo_from_the_shell(emu, repo, tmp_path) -> None:
+    open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
+    checkout = clone(emu, repo, tmp_path)
+    (checkout / "p.json").write_text(json.dumps(
+        emu.payload(event="pull_request", action="opened", repo=repo, number=1)))
+    proc = subprocess.run([sys.executable, "-m", "flagbot.hooks.cli", "replay", "p.json",
+                           "--event", "pull_request", "--repo", ".", "--dry-run"],
+                          cwd=checkout, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "names=['vendor: A_X100']" in proc.stdout
 
 
 def test_broken_payload_file_is_a_usage_error(tmp_path, capsys) -> None:
