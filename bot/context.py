@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from flagbot.bot.github import ChangedFile, GitHubClient
 from flagbot.bot.settings import Settings
 from flagbot.hooks.config import ConfigError, RepoConfig
+
+if TYPE_CHECKING:  # workspace.py imports this module
+    from flagbot.bot.workspace import Pushed
 
 
 class PayloadError(ValueError):
@@ -38,6 +42,10 @@ class PullRequest:
     base_ref: str
     author: str
     is_fork: bool
+    body: str = ""
+    labels: tuple[str, ...] = ()
+    head_full_name: str = ""
+    maintainer_can_modify: bool = False
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> PullRequest:
@@ -55,6 +63,11 @@ class PullRequest:
             base_ref=str(field_of(pr, "base", "ref")),
             author=str((pr.get("user") or {}).get("login") or ""),
             is_fork=bool(head_repo) and head_repo.get("full_name") != base_repo,
+            body=str(pr.get("body") or ""),
+            labels=tuple(str(lab.get("name")) for lab in pr.get("labels") or []
+                         if isinstance(lab, dict)),
+            head_full_name=str(head_repo.get("full_name") or ""),
+            maintainer_can_modify=bool(pr.get("maintainer_can_modify")),
         )
 
 
@@ -63,6 +76,8 @@ class Workspace(Protocol):
 
     def checkout(self, pr: PullRequest) -> AbstractContextManager[Path]: ...
     def changed_files(self, pr: PullRequest) -> list[ChangedFile]: ...
+    def objects(self, pr: PullRequest) -> Path: ...
+    def push(self, url: str, refspecs: Sequence[str]) -> list[Pushed]: ...
 
 
 @dataclass

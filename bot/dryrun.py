@@ -92,5 +92,16 @@ class DryRunClient:
     def edit_comment(self, comment_id: int, body: str) -> None:
         self._record("comment.edit", id=comment_id, body=body)
 
+    def react(self, comment_id: int, content: str) -> None:
+        self._record("reaction.create", comment=comment_id, content=content)
+
+    def permission(self, login: str) -> str:
+        return "admin"  # a dry run answers as the maintainer running it would be answered
+
+    def pull_json(self, number: int) -> dict[str, Any]:
+        return {"number": number, "head": {"sha": self.head_sha, "ref": "HEAD", "repo": None},
+                "base": {"sha": self.base_sha, "ref": "HEAD"}, "labels": [
+                    {"name": n} for n in self.labels], "body": ""}
+
     def _record(self, kind: str, **detail: Any) -> None:
         self.actions.append(Action(kind, detail))

@@ -19,6 +19,7 @@ import shutil
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -56,6 +57,20 @@ NEUTRAL_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n"
 
 class WorkspaceError(UsageError):
     """The PR head or base cannot be fetched; says from where and what to check."""
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """What a push did to one remote ref: `new`, `updated`, `forced`, `unchanged` or `rejected`."""
+
+    ref: str
+    outcome: str
+    detail: str = ""
+
+
+# `git push --porcelain` flags (git-push(1), OUTPUT); a dry run reports `dry-run`
+PUSH_FLAGS = {"*": "new", " ": "updated", "+": "forced", "=": "unchanged", "!": "rejected",
+              "-": "deleted"}
 
 
 def auth_env(url: str, token: str | None, token_host: str) -> dict[str, str]:
@@ -179,6 +194,27 @@ class GitWorkspace:
         self.update(pr)
         return diff_files(self.git_dir, pr.base_sha, pr.head_sha)
 
+    def objects(self, pr: PullRequest) -> Path:
+        """The cache's git dir, holding the PR's base and head (call under the repo lock)."""
+        self.update(pr)
+        return self.git_dir
+
+    def push(self, url: str, refspecs: Sequence[str]) -> list[Pushed]:
+        """Push `refspecs` from the cache to `url`, the token sent as for fetches; a ref the
+        remote refuses (not a fast-forward, say) comes back `rejected`, not as an error."""
+        env = auth_env(url, self._token(), self._host)
+        try:
+            out = self.repo.git.push("--porcelain", "--no-verify", url, *refspecs, env=env)
+        except GitCommandError as exc:
+            pushed = parse_push(str(exc.stdout or ""))
+            if pushed:
+                return pushed
+            raise WorkspaceError(f"{self.full_name}: git push to {redact(url)} failed: "
+                                 f"{stderr_of(exc)}",
+                                 hint="check that the App may write to the repository "
+                                      "(Contents: write)") from exc
+        return parse_push(out)
+
     @contextmanager
     def checkout(self, pr: PullRequest) -> Iterator[Path]:
         """A detached worktree at the PR head, removed afterwards (call under the repo lock)."""
@@ -214,6 +250,19 @@ class LocalWorkspace:
         """The PR's files: merge base to head in the local checkout."""
         return diff_files(self.repo, pr.base_sha, pr.head_sha)
 
+    def objects(self, pr: PullRequest) -> Path:
+        """A bare clone sharing the checkout's objects (new objects land there, not in it)."""
+        path = self.scratch / "objects.git"
+        if not path.is_dir():
+            Repo.clone_from(str(self.repo), path, env=ISOLATED_ENV, shared=True, bare=True,
+                            no_tags=True)
+            write_config(open_repo(path))
+        return path
+
+    def push(self, url: str, refspecs: Sequence[str]) -> list[Pushed]:
+        """Nothing is pushed in a dry run; each ref says so."""
+        return [Pushed(spec.rpartition(":")[2], "dry-run") for spec in refspecs]
+
     @contextmanager
     def checkout(self, pr: PullRequest) -> Iterator[Path]:
         """A clone sharing the checkout's objects, at the PR head; the checkout is never touched."""
@@ -234,6 +283,18 @@ class LocalWorkspace:
             yield path
         finally:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def parse_push(out: str) -> list[Pushed]:
+    """The ref lines of `git push --porcelain` output."""
+    pushed = []
+    for line in out.removeprefix("stdout:").strip(" '\n").splitlines():
+        flag, tab, rest = line[:1], line[1:2], line[2:]
+        if tab != "\t" or flag not in PUSH_FLAGS:
+            continue
+        refs, _, detail = rest.partition("\t")
+        pushed.append(Pushed(refs.rpartition(":")[2], PUSH_FLAGS[flag], detail.strip()))
+    return pushed
 
 
 def diff_files(repo: Path, base: str, head: str) -> list[ChangedFile]:

@@ -66,6 +66,10 @@ DEFAULTS: dict[str, Any] = {
             "color": "0e8a16",
             "description": "Touches the vendor adaptation of {device}",
         },
+        # set by people: this PR adapts {device}, so the bot regenerates its stored patch
+        "device": {
+            "pattern": "device: {device}",
+        },
     },
     # device name (A_X100 style or backend folder vendor) -> runner labels and backend folder
     "devices": {},
@@ -125,8 +129,8 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 def validate_labels(labels: dict[str, Any]) -> list[str]:
     """Problems in `labels`: names, globs, the vendor pattern, colours GitHub accepts."""
-    problems = [f"labels.{key}: unknown key (known: privateuse1, vendor)"
-                for key in labels if key not in ("privateuse1", "vendor")]
+    problems = [f"labels.{key}: unknown key (known: device, privateuse1, vendor)"
+                for key in labels if key not in ("device", "privateuse1", "vendor")]
     pu1 = labels.get("privateuse1", {})
     if not isinstance(pu1, dict) or not isinstance(pu1.get("name"), str) or not pu1["name"].strip():
         problems.append("labels.privateuse1.name: must be a non-empty string")
@@ -135,6 +139,9 @@ def validate_labels(labels: dict[str, Any]) -> list[str]:
     vendor = labels.get("vendor", {})
     if not isinstance(vendor, dict) or "{device}" not in str(vendor.get("pattern", "")):
         problems.append("labels.vendor.pattern: must be a string containing {device}")
+    device = labels.get("device", {})
+    if not isinstance(device, dict) or "{device}" not in str(device.get("pattern", "")):
+        problems.append("labels.device.pattern: must be a string containing {device}")
     for kind in ("privateuse1", "vendor"):
         spec = labels.get(kind)
         if not isinstance(spec, dict):

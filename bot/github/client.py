@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from github import Github, GithubException
 from github.GithubException import UnknownObjectException
 from github.IssueComment import IssueComment
 
 from flagbot.bot.github import Action, ChangedFile, CheckRunRef, Comment, Label
+
+# Repository roles, weakest first (GET .../collaborators/{user}/permission, `role_name`).
+ROLES = ("none", "read", "triage", "write", "maintain", "admin")
 
 
 def is_not_found(exc: GithubException) -> bool:
@@ -117,6 +121,30 @@ class PyGithubClient:
         self._pace()
         c.edit(body)
         self.actions.append(Action("comment.edit", {"id": comment_id, "chars": len(body)}))
+
+
+    def react(self, comment_id: int, content: str) -> None:
+        # GitHub answers 200 for a reaction the App already left: repeating it is harmless.
+        c = self._comments.get(comment_id) or IssueComment(
+            self._repo.requester, url=f"{self._repo.url}/issues/comments/{comment_id}")
+        self._pace()
+        c.create_reaction(content)
+        self.actions.append(Action("reaction.create", {"comment": comment_id, "content": content}))
+
+    def permission(self, login: str) -> str:
+        try:
+            _, data = self._repo.requester.requestJsonAndCheck(
+                "GET", f"{self._repo.url}/collaborators/{quote(login, safe='')}/permission")
+        except GithubException as exc:
+            if is_not_found(exc):  # not a collaborator of a repository the user cannot see
+                return "none"
+            raise
+        role, legacy = data.get("role_name"), data.get("permission")
+        # a custom role's name means nothing here; its base permission is in `permission`
+        return str(role) if role in ROLES else str(legacy if legacy in ROLES else "none")
+
+    def pull_json(self, number: int) -> dict[str, Any]:
+        return dict(self._repo.get_pull(number).raw_data)
 
 
 def _run_detail(name: str, fields: dict[str, Any]) -> dict[str, Any]:

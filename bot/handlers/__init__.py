@@ -14,7 +14,7 @@ from github import GithubException
 from flagbot.bot import repo_config
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github.app import GitHubApp
-from flagbot.bot.handlers import pull_request
+from flagbot.bot.handlers import issue_comment, pull_request
 from flagbot.bot.settings import Settings
 from flagbot.bot.workspace import GitWorkspace
 
@@ -30,7 +30,10 @@ class Handler:
 
 HANDLERS: dict[str, Handler] = {
     "pull_request": Handler(pull_request.wants, pull_request.handle,
-                            "labels, `flagbot / patches`, `flagbot / backends`, summary comment"),
+                            "labels, patch regeneration, `flagbot / patches`, "
+                            "`flagbot / backends`, summary comment"),
+    "issue_comment": Handler(issue_comment.wants, issue_comment.handle,
+                             "slash commands: /help, /patch, /unpatch"),
 }
 
 

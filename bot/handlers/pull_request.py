@@ -9,7 +9,7 @@ from typing import Any
 
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, labels, patches, summary
+from flagbot.bot.handlers import backends, checkruns, labels, patches, regenerate, summary
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 
@@ -19,10 +19,12 @@ FILES_CAP = 3000
 
 
 def wants(payload: dict[str, Any]) -> bool:
-    """Opened, pushed, reopened, ready for review, or its base branch changed."""
+    """Opened, pushed, reopened, ready for review, its base branch changed, or a person labelled it."""
     action = payload.get("action")
     if action == "edited":
         return "base" in (payload.get("changes") or {})
+    if action == "labeled":  # a device label asks for regeneration; the bot's own labels do not
+        return (payload.get("sender") or {}).get("type") != "Bot"
     return action in ACTIONS
 
 
@@ -54,23 +56,34 @@ def handle(ctx: Context) -> dict[str, Any]:
         done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
         return {"config_error": problems, "conclusions": {r.name: r.conclusion for r in results},
                 "writes": done}
+    if ctx.action == "labeled" and not regenerate.labelled_devices(
+            ctx.config, [str((ctx.payload.get("label") or {}).get("name") or "")]):
+        return {"skipped": "not a device label", "conclusions": {}, "writes": {}}
     files = client.pull_files(pr.number)
     capped = len(files) >= FILES_CAP
     if capped:  # GitHub stops listing at 3000 files; git has them all
         files = ctx.workspace.changed_files(pr)
+    regen = regenerate.for_pull(ctx, pr, files)
+    if regen.outcome == "pushed":  # the new head's synchronize delivery does the rest
+        return {"regenerated": regen.outcome, "commit": regen.commit, "conclusions": {},
+                "writes": {}}
     wanted = labels.plan_labels(ctx.config, labels.touched_paths(files))
     change = plan_labels(ctx, pr, wanted, existing)
     # Order matters for crash safety, since the comment is where "the bot added this" lives:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
     labels.remove_stale(client, pr.number, change)
-    results = run_checks(ctx, pr, ctx.config, files)
+    results = [regenerate.fold_into_check(regen, r) if r.name == patches.NAME else r
+               for r in run_checks(ctx, pr, ctx.config, files)]
     done = {r.name: checkruns.publish(client, pr.head_sha, r) for r in results}
+    clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
     report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
-                             default_branch=ctx.default_branch)
+                             default_branch=ctx.default_branch,
+                             patch_lines=regenerate.describe(regen, clone_url) if regen.devices else [])
     body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
     done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
     labels.add_wanted(client, pr.number, change)
-    return {"files": len(files), "files_from_git": capped, "labels_added": list(change.to_add),
+    return {"files": len(files), "files_from_git": capped, "regenerated": regen.outcome,
+            "labels_added": list(change.to_add),
             "labels_removed": list(change.to_remove),
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
 

@@ -30,6 +30,7 @@ class Summary:
     checks: list[CheckResult] = field(default_factory=list)
     config_problems: list[str] = field(default_factory=list)
     default_branch: str = "main"
+    patch_lines: list[str] = field(default_factory=list)  # patch regeneration, when labelled
 
 
 def find(comments: Iterable[Comment], bot_login: str) -> Comment | None:
@@ -78,6 +79,8 @@ def render(summary: Summary, meta: dict[str, Any]) -> str:
     if summary.removed:
         lines.append("- removed " + ", ".join(f"`{n}`" for n in summary.removed)
                      + ": their paths are no longer in this pull request")
+    if summary.patch_lines:
+        lines += ["", "**Patch regeneration**", *summary.patch_lines]
     lines += ["", "**Checks**", "", "| check | result |", "| --- | --- |"]
     lines += [f"| {c.name} | {ICONS.get(c.conclusion, '')} {c.title} |" for c in summary.checks]
     lines += ["", "**Next steps**"]

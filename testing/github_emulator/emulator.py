@@ -150,7 +150,7 @@ class Emulator:
 
     def open_pull(self, repo: RepoRef, head: str = "feature", base: str = "main", user: str = "alice",
                   title: str = "Update", body: str = "", head_repo: EmuRepo | None = None,
-                  draft: bool = False) -> dict[str, Any]:
+                  draft: bool = False, maintainer_can_modify: bool = False) -> dict[str, Any]:
         """Open a PR (from `head_repo`, a fork, when given); return its REST JSON."""
         with self.state.lock:
             rs = self._rs(repo)
@@ -158,7 +158,8 @@ class Emulator:
             now = iso()
             it = Issue(len(rs.issues) + 1, self.state.next_id(), title, body, user, now, now, is_pull=True,
                        head_ref=head, head_sha=self._branch_sha(src, head), head_repo=src.full_name,
-                       base_ref=base, base_sha=self._branch_sha(rs.repo, base), draft=draft)
+                       base_ref=base, base_sha=self._branch_sha(rs.repo, base), draft=draft,
+                       maintainer_can_modify=maintainer_can_modify)
             rs.issues[it.number] = it
             self._sync_pull_ref(rs, it)
             return self.pull(repo, it.number)

@@ -201,7 +201,7 @@ def pull(u: Urls, rs: RepoState, it: Issue, head_repo: EmuRepo, files: list[Diff
         "merged_by": None,
         "comments": base["comments"],
         "review_comments": 0,
-        "maintainer_can_modify": False,
+        "maintainer_can_modify": it.maintainer_can_modify,
         "commits": commits,
         "additions": sum(f.additions for f in files),
         "deletions": sum(f.deletions for f in files),

@@ -74,6 +74,7 @@ class Issue:
     base_ref: str = ""
     base_sha: str = ""
     draft: bool = False
+    maintainer_can_modify: bool = False  # a fork's author lets maintainers (and Apps) push
 
 
 @dataclass
