@@ -8,7 +8,6 @@ from typing import Any
 
 from flagbot.bot.commands.parse import Invocation
 from flagbot.bot.context import Context, PullRequest, field_of
-from flagbot.hooks.errors import UsageError
 
 # Repository roles, weakest first, as GET .../collaborators/{user}/permission names them.
 ROLES = ("none", "read", "triage", "write", "maintain", "admin")
@@ -71,8 +70,3 @@ def required_role(command: Command, configured: Mapping[str, Any]) -> str:
 def allows(role: str, needed: str) -> bool:
     """True when `role` is at least `needed`."""
     return ROLES.index(role if role in ROLES else "none") >= ROLES.index(needed)
-
-
-def usage_error(command: Command, message: str) -> UsageError:
-    """A UsageError whose hint is the command's usage line."""
-    return UsageError(message, hint=f"usage: {command.usage}, e.g. {command.example}")

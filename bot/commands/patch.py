@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from flagbot.bot.commands.base import Command, CommandContext, Outcome, usage_error
+from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
 from flagbot.bot.handlers import regenerate
+from flagbot.hooks.errors import UsageError
 from flagbot.hooks.patches.devices import check_devices
 
 
 def run(cc: CommandContext, inv: Invocation) -> Outcome:
     """Regenerate for the named devices, or for the PR's device labels."""
     if inv.too_many_args or len(inv.args) > regenerate.MAX_DEVICES:
-        raise usage_error(COMMAND, f"at most {regenerate.MAX_DEVICES} devices at once")
+        raise UsageError(f"at most {regenerate.MAX_DEVICES} devices at once")
     config = cc.ctx.config
     assert config is not None
     pr = cc.pull()
@@ -19,8 +20,7 @@ def run(cc: CommandContext, inv: Invocation) -> Outcome:
         regenerate.labelled_devices(config, pr.labels)
     if not devices:
         pattern = config["labels"]["device"]["pattern"]
-        raise usage_error(COMMAND, "no device given and this pull request has no device label "
-                                   f"(`{pattern}`)")
+        raise UsageError(f"no device given and this pull request has no device label ({pattern!r})")
     regen = regenerate.regenerate(cc.ctx, pr, devices)
     clone_url = str(cc.ctx.payload.get("repository", {}).get("clone_url") or "")
     ok = regen.outcome not in ("failed", "rejected")

@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flagbot.bot.commands.base import Command, CommandContext, Outcome, usage_error
+from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
 from flagbot.bot.commands.text import code, code_block
 from flagbot.hooks import git
@@ -112,7 +112,7 @@ def resolve(tree: Path, hardwares: str, devices: list[str], want: str) -> tuple[
 def run(cc: CommandContext, inv: Invocation) -> Outcome:
     """Validate, build (or reuse) each device's tree, push the branches, answer with how to fetch."""
     if len(inv.args) < 2 or inv.too_many_args or len(inv.args) > MAX_DEVICES + 1:
-        raise usage_error(COMMAND, f"expected 1 to {MAX_DEVICES} devices and a base commit, "
+        raise UsageError(f"expected 1 to {MAX_DEVICES} devices and a base commit, "
                                    f"got {min(len(inv.args), 99)} argument(s)")
     devices = check_devices(list(inv.args[:-1]))
     want = check_hex_prefix(inv.args[-1], option="BASE")

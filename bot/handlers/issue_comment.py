@@ -24,7 +24,7 @@ from flagbot.bot.commands.text import clip, code, code_block
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github import Comment
 from flagbot.hooks.config import CONFIG_PATH
-from flagbot.hooks.errors import FlagbotError
+from flagbot.hooks.errors import FlagbotError, UsageError
 
 log = logging.getLogger(__name__)
 
@@ -134,8 +134,10 @@ def run_one(cc: CommandContext, inv: Invocation, is_pull: bool) -> Outcome:
     try:
         return command.run(cc, inv)
     except FlagbotError as exc:
-        text = code_block(clip(str(exc), 2000))
-        return Outcome(False, f"not done:\n\n{text}")
+        text = f"not done:\n\n{code_block(clip(str(exc), 2000))}"
+        if isinstance(exc, UsageError):
+            text += f"\n\nusage: `{command.usage}`, e.g. `{command.example}`"
+        return Outcome(False, text)
     except GitCommandError as exc:
         log.warning("%s: /%s failed in git: %s", cc.ctx.full_name, command.name, exc)
         return Outcome(False, "not done: a git command failed:\n\n" + code_block(clip(str(exc), 2000)))
