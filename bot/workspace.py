@@ -194,6 +194,12 @@ class GitWorkspace:
         self.update(pr)
         return diff_files(self.git_dir, pr.base_sha, pr.head_sha)
 
+    def fetch_commit(self, sha: str) -> bool:
+        """Make commit `sha` (a full id) of the repository present; False when it has none."""
+        if not self.missing([sha]):
+            return True
+        return self.fetch(self.clone_url, [sha]) and not self.missing([sha])
+
     def objects(self, pr: PullRequest) -> Path:
         """The cache's git dir, holding the PR's base and head (call under the repo lock)."""
         self.update(pr)
@@ -249,6 +255,10 @@ class LocalWorkspace:
     def changed_files(self, pr: PullRequest) -> list[ChangedFile]:
         """The PR's files: merge base to head in the local checkout."""
         return diff_files(self.repo, pr.base_sha, pr.head_sha)
+
+    def fetch_commit(self, sha: str) -> bool:
+        """True when the checkout has commit `sha` (a dry run fetches nothing)."""
+        return plumbing.has_object(self.repo, f"{sha}^{{commit}}")
 
     def objects(self, pr: PullRequest) -> Path:
         """A bare clone sharing the checkout's objects (new objects land there, not in it)."""

@@ -92,7 +92,7 @@ def regenerate(ctx: Context, pr: PullRequest, devices: list[str]) -> Regen:
     with ctx.workspace.checkout(pr) as tree:
         try:
             cur = skip_own_commits(tree, pr.head_sha, bot)
-            base = find_base(tree, pr, cur)
+            base = find_base(ctx, tree, pr, cur)
             files = write_patches(tree, hw, devices, base, cur)
         except FlagbotError as exc:
             return Regen("failed", devices, message=str(exc))
@@ -118,11 +118,14 @@ def skip_own_commits(tree: Path, head: str, bot: str) -> str:
     return cur
 
 
-def find_base(tree: Path, pr: PullRequest, cur: str) -> str:
+def find_base(ctx: Context, tree: Path, pr: PullRequest, cur: str) -> str:
     """The PR body's `Base-Commit:` commit, else the merge base of `cur` and the target branch."""
     named = BASE_COMMIT.search(pr.body[:65536])
     if named:
-        proc = git.run(["rev-parse", "--verify", "--quiet", f"{named.group(1).lower()}^{{commit}}"],
+        wanted = named.group(1).lower()
+        if len(wanted) == 40:  # an upstream commit the cache may not have fetched yet
+            ctx.workspace.fetch_commit(wanted)
+        proc = git.run(["rev-parse", "--verify", "--quiet", f"{wanted}^{{commit}}"],
                        cwd=tree, isolated=True, check=False)
         if proc.returncode != 0:
             raise UsageError(f"the Base-Commit line names {named.group(1)}, which is not a commit "
