@@ -88,11 +88,16 @@ def test_unhandled_action_is_reported_and_exits_zero(emu, repo, tmp_path, capsys
 @pytest.mark.parametrize("action,changes,wanted", [
     ("opened", None, True), ("synchronize", None, True), ("reopened", None, True),
     ("ready_for_review", None, True), ("edited", {"base": {"ref": {"from": "old"}}}, True),
-    ("edited", {"title": {"from": "x"}}, False), ("closed", None, False), ("labeled", None, False),
+    ("edited", {"title": {"from": "x"}}, False), ("closed", None, False), ("labeled", None, True),
 ])
 def test_wants_pull_request_actions_and_only_base_edits(action, changes, wanted) -> None:
     payload = {"action": action, **({"changes": changes} if changes else {})}
     assert wants("pull_request", payload) is wanted
+
+
+def test_wants_labels_set_by_people_only() -> None:
+    assert not wants("pull_request", {"action": "labeled", "sender": {"type": "Bot"}})
+    assert not wants("pull_request", {"action": "unlabeled", "sender": {"type": "User"}})
 
 
 def test_wants_nothing_for_events_without_a_handler() -> None:
