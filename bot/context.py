@@ -6,14 +6,11 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from flagbot.bot.github import ChangedFile, GitHubClient
 from flagbot.bot.settings import Settings
 from flagbot.hooks.config import ConfigError, RepoConfig
-
-if TYPE_CHECKING:  # workspace.py imports this module
-    from flagbot.bot.workspace import Pushed
 
 
 class PayloadError(ValueError):
@@ -69,6 +66,16 @@ class PullRequest:
             head_full_name=str(head_repo.get("full_name") or ""),
             maintainer_can_modify=bool(pr.get("maintainer_can_modify")),
         )
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """What a push did to one remote ref: `new`, `updated`, `forced`, `unchanged`, `rejected`
+    (`detail` says why), or `dry-run`."""
+
+    ref: str
+    outcome: str
+    detail: str = ""
 
 
 class Workspace(Protocol):

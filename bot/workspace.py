@@ -19,13 +19,12 @@ import shutil
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from git import GitCommandError, Repo
 
-from flagbot.bot.context import PullRequest
+from flagbot.bot.context import PullRequest, Pushed
 from flagbot.bot.github import ChangedFile
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.errors import UsageError
@@ -57,15 +56,6 @@ NEUTRAL_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n"
 
 class WorkspaceError(UsageError):
     """The PR head or base cannot be fetched; says from where and what to check."""
-
-
-@dataclass(frozen=True)
-class Pushed:
-    """What a push did to one remote ref: `new`, `updated`, `forced`, `unchanged` or `rejected`."""
-
-    ref: str
-    outcome: str
-    detail: str = ""
 
 
 # `git push --porcelain` flags (git-push(1), OUTPUT); a dry run reports `dry-run`

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from flagbot.bot import regenerate
+from flagbot.bot.commands.text import code_block
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, labels, patches, regenerate, summary
+from flagbot.bot.handlers import backends, checkruns, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 
@@ -72,7 +74,7 @@ def handle(ctx: Context) -> dict[str, Any]:
     # Order matters for crash safety, since the comment is where "the bot added this" lives:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
     labels.remove_stale(client, pr.number, change)
-    results = [regenerate.fold_into_check(regen, r) if r.name == patches.NAME else r
+    results = [fold_into_check(regen, r) if r.name == patches.NAME else r
                for r in run_checks(ctx, pr, ctx.config, files)]
     done = {r.name: checkruns.publish(client, pr.head_sha, r) for r in results}
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
@@ -115,3 +117,14 @@ def run_checks(ctx: Context, pr: PullRequest, config: RepoConfig,
         else:
             b_result = backends.nothing_to_check()
     return [p_result, b_result]
+
+
+def fold_into_check(regen: regenerate.Regen, result: CheckResult) -> CheckResult:
+    """The `flagbot / patches` result with a failed regeneration made part of it."""
+    if regen.outcome not in ("failed", "rejected"):
+        return result
+    summary = (f"Regenerating the patch of {', '.join(regen.devices) or 'the labelled devices'} "
+               f"failed:\n\n{code_block(regen.message)}\n\n{result.summary}")
+    title = "patch regeneration failed" if regen.outcome == "failed" else "branch moved; not pushed"
+    conclusion = "failure" if regen.outcome == "failed" else result.conclusion
+    return CheckResult(result.name, conclusion, title, summary, result.text, result.findings)

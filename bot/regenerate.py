@@ -23,7 +23,6 @@ from pathlib import Path
 from flagbot.bot.commands.text import code, code_block
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile
-from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.hooks import git
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError, UsageError
@@ -234,14 +233,3 @@ def describe(regen: Regen, clone_url: str) -> list[str]:
     if regen.outcome == "dry-run":
         return [f"- {names}: would push {code(regen.commit[:12])} to {code(regen.branch)}"]
     return [f"- {names or 'regeneration'}: **{regen.outcome}**: " + code(regen.message, 600)]
-
-
-def fold_into_check(regen: Regen, result: CheckResult) -> CheckResult:
-    """The `flagbot / patches` result with a failed regeneration made part of it."""
-    if regen.outcome not in ("failed", "rejected"):
-        return result
-    summary = (f"Regenerating the patch of {', '.join(regen.devices) or 'the labelled devices'} "
-               f"failed:\n\n{code_block(regen.message)}\n\n{result.summary}")
-    title = "patch regeneration failed" if regen.outcome == "failed" else "branch moved; not pushed"
-    conclusion = "failure" if regen.outcome == "failed" else result.conclusion
-    return CheckResult(result.name, conclusion, title, summary, result.text, result.findings)
