@@ -122,6 +122,11 @@ def select_folders(repo: Path, root: Path, args: argparse.Namespace) -> list[str
         found = folders_for_paths(staged_paths(repo), root)
     else:
         paths = [(repo / p).resolve() for p in args.paths]
+        missing = [p for p, path in zip(args.paths, paths, strict=True) if not path.exists()]
+        if missing:
+            raise UsageError(f"no such file or folder: {', '.join(missing)}",
+                             hint="check the spelling; `flagbot check-backend --all` checks every "
+                                  "vendor folder")
         if root in paths:
             return None  # the root itself: everything under it
         found = folders_for_paths(paths, root)
@@ -183,6 +188,9 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
         print(render_json(findings, WHAT, checked=checked, root=root_rel))
     elif findings or checked:
         print(render_text(findings, f"{WHAT}: {checked} vendor folder(s)"))
+    else:  # say so: an empty output would read as a pass
+        print(f"{WHAT}: nothing to check: no staged changes under {root_rel}/ (pass PATH ... or "
+              "--all)" if not args.paths else f"{WHAT}: nothing to check")
     return unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
 
 
