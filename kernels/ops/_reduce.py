@@ -12,6 +12,7 @@ import triton
 import triton.language as tl
 
 from flagbot.kernels.ops._layout import as_contiguous_permutation
+from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.spec import Case, Inputs, OpSpec, numel, randn
 
 # Enough programs to fill any current GPU several times over; fewer, and R is split across
@@ -22,7 +23,10 @@ TILE = 4096  # accumulator elements per program
 
 @triton.jit
 def _sum_rows_kernel(x_ptr, out_ptr, m, r, stride_row, chunk, scale, BLOCK_R: tl.constexpr,
-                     ROWS: tl.constexpr):
+                     ROWS: tl.constexpr, ALIGN: tl.constexpr):
+    r = (r // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    stride_row = (stride_row // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    chunk = (chunk // ALIGN) * ALIGN  # exact: tells the compiler it divides
     # inner == 1: ROWS rows per program, columns [split * chunk, (split + 1) * chunk) of each.
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS).to(tl.int64)
     split = tl.program_id(1)
@@ -97,7 +101,7 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
                                                    device=src.device)
         kernel = _sum_rows_kernel
         kernel[(grid_rows, n_split)](src, dst, outer, r, r, chunk, scale if n_split == 1 else 1.0,
-                                     BLOCK_R=block_r, ROWS=rows,
+                                     BLOCK_R=block_r, ROWS=rows, ALIGN=alignment(r),
                                      num_warps=4 if block_r * rows <= 2048 else 8)
         total = outer
     else:

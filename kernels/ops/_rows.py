@@ -22,8 +22,11 @@ from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
 
 # A whole row lives in registers up to this many elements; longer rows take the looped path.
 MAX_ROW_BLOCK = 16384
-LONG_BLOCK = 4096  # tile of the looped path
+# Tile and warps of the looped path (H200, 2026-11-26, 4096x50257 fp32 softmax: 8192/16 706 us,
+# 4096/8 824 us, 2048/4 971 us; 16-bit rows moved less with the tile size).
+LONG_BLOCK, LONG_WARPS = 8192, 16
 ROW_TILE = 4096  # elements per program when several short rows share one
+COLS_PROGRAMS = 512  # programs wanted by the column kernel (earlier dims)
 
 
 def row_block(n: int) -> int:
@@ -40,6 +43,17 @@ def row_warps(block: int) -> int:
     return 16
 
 
+def alignment(*values: int) -> int:
+    """The largest power of two up to 16 dividing every value: row starts and row ends fall on
+    that many elements. Kernels rewrite such a value as (v // ALIGN) * ALIGN, equal to v, which
+    the compiler can see divides by ALIGN: vector accesses where Triton's own specialisation
+    (divisibility by 16) does not apply, such as rows of 5000."""
+    align = 16
+    while align > 1 and any(v % align for v in values):
+        align //= 2
+    return align
+
+
 def rows_of(block: int) -> int:
     """Rows per program for rows of `block` (power of two) elements."""
     return max(1, ROW_TILE // block)
@@ -47,7 +61,9 @@ def rows_of(block: int) -> int:
 
 @triton.jit
 def _softmax_rows_kernel(x_ptr, out_ptr, m, n, stride_row, LOG: tl.constexpr,
-                         BLOCK_N: tl.constexpr, ROWS: tl.constexpr):
+                         BLOCK_N: tl.constexpr, ROWS: tl.constexpr, ALIGN: tl.constexpr):
+    n = (n // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    stride_row = (stride_row // ALIGN) * ALIGN  # exact: tells the compiler it divides
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS).to(tl.int64)
     cols = tl.arange(0, BLOCK_N)
     mask = (rows[:, None] < m) & (cols[None, :] < n)
@@ -67,7 +83,9 @@ def _softmax_rows_kernel(x_ptr, out_ptr, m, n, stride_row, LOG: tl.constexpr,
 
 @triton.jit
 def _softmax_long_kernel(x_ptr, out_ptr, n, stride_row, LOG: tl.constexpr,
-                         BLOCK_N: tl.constexpr):
+                         BLOCK_N: tl.constexpr, ALIGN: tl.constexpr):
+    n = (n // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    stride_row = (stride_row // ALIGN) * ALIGN  # exact: tells the compiler it divides
     # Pass 1: running max and sum over tiles (one exp per element: the tile's own max first).
     row = tl.program_id(0).to(tl.int64)
     src = x_ptr + row * stride_row
@@ -140,6 +158,15 @@ def _softmax_cols_kernel(x_ptr, out_ptr, r, inner, tiles_i, LOG: tl.constexpr,
             tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+def cols_block(outer: int, inner: int) -> int:
+    """Columns per program when reducing over an earlier dim: up to 64 for long coalesced
+    segments, fewer (down to 16) when that would leave too few programs to fill the GPU."""
+    block = min(int(triton.next_power_of_2(inner)), 64)
+    while block > 16 and outer * triton.cdiv(inner, block) < COLS_PROGRAMS:
+        block //= 2
+    return block
+
+
 def rows_view(x: torch.Tensor, n: int) -> torch.Tensor | None:
     """`x` as a [rows, n] view whose rows are contiguous (any row stride); None if no such view."""
     try:
@@ -181,7 +208,7 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
         _launch_rows(src.view(-1, r), out, log, max_row_block)
     else:
         outer = src.numel() // (r * inner)
-        block_i = min(int(triton.next_power_of_2(inner)), 64)
+        block_i = cols_block(outer, inner)
         block_r = min(int(triton.next_power_of_2(r)), max(1, ROW_TILE // block_i))
         tiles_i = triton.cdiv(inner, block_i)
         kernel: Any = _softmax_cols_kernel
@@ -199,18 +226,21 @@ def _launch_rows(view: torch.Tensor, out: torch.Tensor, log: bool, max_row_block
         rows = rows_of(block)
         kernel = _softmax_rows_kernel
         kernel[(triton.cdiv(m, rows),)](view, out, m, n, view.stride(0), LOG=log, BLOCK_N=block,
-                                        ROWS=rows, num_warps=row_warps(block * rows))
+                                        ROWS=rows, ALIGN=alignment(n, view.stride(0)),
+                                        num_warps=row_warps(block * rows))
     else:
         tile = min(LONG_BLOCK, max_row_block)
         kernel = _softmax_long_kernel
         kernel[(m,)](view, out, n, view.stride(0), LOG=log, BLOCK_N=tile,
-                     num_warps=row_warps(tile))
+                     ALIGN=alignment(n, view.stride(0)), num_warps=LONG_WARPS)
 
 
 @triton.jit
 def _norm_rows_kernel(x_ptr, w_ptr, b_ptr, out_ptr, m, n, stride_row, eps, RMS: tl.constexpr,
                       HAS_W: tl.constexpr, HAS_B: tl.constexpr, BLOCK_N: tl.constexpr,
-                      ROWS: tl.constexpr):
+                      ROWS: tl.constexpr, ALIGN: tl.constexpr):
+    n = (n // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    stride_row = (stride_row // ALIGN) * ALIGN  # exact: tells the compiler it divides
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS).to(tl.int64)
     cols = tl.arange(0, BLOCK_N)
     col_mask = cols < n
@@ -234,7 +264,10 @@ def _norm_rows_kernel(x_ptr, w_ptr, b_ptr, out_ptr, m, n, stride_row, eps, RMS: 
 
 @triton.jit
 def _norm_long_kernel(x_ptr, w_ptr, b_ptr, out_ptr, n, stride_row, eps, RMS: tl.constexpr,
-                      HAS_W: tl.constexpr, HAS_B: tl.constexpr, BLOCK_N: tl.constexpr):
+                      HAS_W: tl.constexpr, HAS_B: tl.constexpr, BLOCK_N: tl.constexpr,
+                      ALIGN: tl.constexpr):
+    n = (n // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    stride_row = (stride_row // ALIGN) * ALIGN  # exact: tells the compiler it divides
     row = tl.program_id(0).to(tl.int64)
     src = x_ptr + row * stride_row
     dst = out_ptr + row * n
@@ -309,10 +342,11 @@ def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
         kernel = _norm_rows_kernel
         kernel[(triton.cdiv(m, rows),)](view, w, b, out, m, n, view.stride(0), eps, **flags,
                                         BLOCK_N=block, ROWS=rows,
+                                        ALIGN=alignment(n, view.stride(0)),
                                         num_warps=row_warps(block * rows))
     else:
         tile = min(LONG_BLOCK, max_row_block)
         kernel = _norm_long_kernel
         kernel[(m,)](view, w, b, out, n, view.stride(0), eps, **flags, BLOCK_N=tile,
-                     num_warps=row_warps(tile))
+                     ALIGN=alignment(n, view.stride(0)), num_warps=LONG_WARPS)
     return out

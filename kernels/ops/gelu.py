@@ -7,10 +7,10 @@ import torch
 from flagbot.kernels.ops._pointwise import check_operands, pointwise
 from flagbot.kernels.spec import Case, OpSpec, elementwise_bytes, numel, unary_inputs
 
-# 16-bit: 32 elements per thread at 4 warps; erf's arithmetic, not memory, is the limit there,
-# and more independent elements per thread hide it (H200, 2026-11-26: bf16 3755 GB/s vs 3070
-# at 2048/8 warps, copy 4126).
-BLOCK_16 = (4096, 4)
+# 16-bit: 16 elements per thread at 4 warps; erf's arithmetic, not memory, is the limit there,
+# and independent elements per thread hide it (H200, 2026-11-26, 100,000,007 bf16 elements:
+# 2048/4 130 us, 1024/4 131, 2048/8 134, 4096/4 155; torch 134).
+BLOCK_16 = (2048, 4)
 
 
 def gelu(x: torch.Tensor, *, approximate: str = "none") -> torch.Tensor:
