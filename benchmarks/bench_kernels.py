@@ -218,7 +218,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown")
     parser.add_argument("--ops", help="comma-separated op names (default: all)")
     parser.add_argument("--no-flaggems", action="store_true", help="skip FlagGems even if present")
+    parser.add_argument("--budget-ms", type=float, default=timing.BUDGET_MS,
+                        help="timed repeats per row, all candidates together (milliseconds)")
     args = parser.parse_args(argv)
+    timing.BUDGET_MS = args.budget_ms
     if not torch.cuda.is_available():
         print("bench_kernels: needs a CUDA device (nothing measured)", file=sys.stderr)
         return 2
