@@ -9,6 +9,7 @@ signature, so the harness calls both the same way.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -120,10 +121,18 @@ def flaggems_ops(module: Any) -> dict[str, Callable[..., torch.Tensor]]:
 
 
 def _import_flaggems() -> tuple[Any, str | None]:
+    # FlagGems imports its own top-level `backend_utils`, the name vendor backends import ours
+    # by: put back whatever was there, so backends loaded afterwards still get ours.
+    before = sys.modules.get("backend_utils")
     try:
         return importlib.import_module("flag_gems"), None
     except Exception as exc:  # no GPU, wrong torch, missing dependency: all mean "not here"
         return None, f"{type(exc).__name__}: {exc}"
+    finally:
+        if before is None:
+            sys.modules.pop("backend_utils", None)
+        else:
+            sys.modules["backend_utils"] = before
 
 
 def resolve(requested: str) -> Baseline:

@@ -110,6 +110,23 @@ def dot_precision(dtype: torch.dtype) -> str:
     return "tf32x3" if dtype == torch.float32 else "tf32"
 
 
+def _aligned(t: torch.Tensor) -> torch.Tensor:
+    """`t` itself when its rows start on 16 bytes, else a copy whose row stride is padded so
+    they do: unaligned rows (a 1999-element bf16 stride) keep the tile loads from using
+    16-byte vectors and asynchronous copies (H200, 2026-11-26: 4097x3001x1999 bf16 1682 us,
+    torch 396). The copy moves each element twice, small beside the product for m > 64."""
+    per16 = 16 // t.element_size()
+    if t.stride(1) == 1 and t.stride(0) % per16 == 0:
+        return t
+    if t.stride(0) == 1 and t.stride(1) % per16 == 0:
+        return t
+    rows, cols = t.shape
+    padded = torch.empty((rows, triton.cdiv(cols, per16) * per16), dtype=t.dtype,
+                         device=t.device)[:, :cols]
+    padded.copy_(t)
+    return padded
+
+
 def mm(a: torch.Tensor, b: torch.Tensor, *, config: MMConfig | None = None) -> torch.Tensor:
     """a @ b for 2-D float tensors of one dtype (aten::mm); any strides (a transposed operand is
     read in place). `config` overrides the shape-picked tiles (tests, benchmarks)."""
@@ -128,6 +145,8 @@ def mm(a: torch.Tensor, b: torch.Tensor, *, config: MMConfig | None = None) -> t
     if k == 0:
         return c.zero_()
     cfg = config or mm_config(m, n, k, a.dtype)
+    if m > 64:
+        a, b = _aligned(a), _aligned(b)
     k_per_split = triton.cdiv(triton.cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
     splits = triton.cdiv(k, k_per_split)
     dst = c if splits == 1 else torch.empty((splits, m, n), dtype=torch.float32, device=a.device)

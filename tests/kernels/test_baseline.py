@@ -98,3 +98,19 @@ def test_report_records_baseline_name_and_version(planted_dir: Path, tmp_path: P
     assert report["options"]["baseline"] == "generic"
     assert report["baseline"]["name"] == "generic" and report["baseline"]["version"]
     assert report["ops"][0]["baseline"] == "generic"
+
+
+def test_importing_flaggems_leaves_backend_utils_as_it_was(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+    import sys
+
+    ours = sys.modules.get("backend_utils")
+
+    def fake_import(name: str) -> Any:
+        sys.modules["backend_utils"] = types.ModuleType("backend_utils")  # FlagGems' own
+        return types.SimpleNamespace(__version__="1")
+
+    monkeypatch.setattr(importlib, "import_module", fake_import)
+    module, _ = baseline._import_flaggems()
+    assert module is not None and sys.modules.get("backend_utils") is ours

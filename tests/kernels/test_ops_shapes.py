@@ -288,3 +288,14 @@ def test_large_shapes_on_gpu(name: str, args: Callable[[torch.dtype], tuple[Any,
     reduced = {"add": 1, "softmax": inputs[0].shape[inputs[-1]] if name == "softmax" else 1,
                "layer_norm": 100_003, "sum": 8192, "mm": 8192}[name]
     _check(name, spec.generic(*inputs), spec.reference(*ref_inputs), reduced)
+
+
+def test_mm_pads_unaligned_rows_of_large_products(device: torch.device) -> None:
+    from flagbot.kernels.ops.mm import _aligned
+
+    a = _randn(70, 13, device=device)
+    padded = _aligned(a)
+    assert padded.stride(0) % 4 == 0 and torch.equal(padded, a)
+    assert _aligned(padded) is padded
+    b = _randn(13, 9, seed=1, device=device)
+    _check("mm", mm(a, b), a.double() @ b.double(), 13)
