@@ -217,6 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--ops", help="comma-separated op names (default: all)")
+    parser.add_argument("--cases", help="comma-separated case ids (e.g. 4096x4096x4096)")
     parser.add_argument("--no-flaggems", action="store_true", help="skip FlagGems even if present")
     parser.add_argument("--budget-ms", type=float, default=timing.BUDGET_MS,
                         help="timed repeats per row, all candidates together (milliseconds)")
@@ -237,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         "rows": []}
     for row in SWEEP:
         if wanted and row.op not in wanted:
+            continue
+        if args.cases and row.case.id not in args.cases.split(","):
             continue
         try:
             r = measure(row, result["copy_gbps"], fg)
