@@ -24,10 +24,13 @@ LAYOUT = {
     "vendors": "runtime/common.py",
 }
 
-_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+# Patterns open with a literal character (newline, quote) so the regex engine can skip ahead:
+# a leading `^` under re.M or a look-behind tries every position of 6 MB of generic sources.
+_DEF = re.compile(r"\n[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _FULL_ENTRY = re.compile(r"\(\s*[\"']([\w.]+)[\"']\s*,\s*([\w.]+)")
-STRING_RE = re.compile(r"(?<![\w])[rbuRBU]?[\"']([A-Za-z_]\w*)[\"']")
-FSTRING_PREFIX_RE = re.compile(r"(?<![\w])[fF][\"']([A-Za-z_]\w*)\{")
+# An identifier in quotes ("add"), or the constant head of a template (f"mha_block_{n}",
+# "mha_block_{}".format(n)): group 2 is the closing quote or the brace.
+_LITERAL = re.compile(r"[\"']([A-Za-z_]\w*)([\"'{])")
 
 
 @dataclass
@@ -40,6 +43,12 @@ class FlagGemsContext:
     vendors: frozenset[str] | None = None  # None: common.py missing or unreadable
     strings: frozenset[str] = frozenset()  # every identifier-like string literal in the tree
     prefixes: tuple[str, ...] = ()  # constant heads of f-strings (f"mha_block_{n}")
+
+
+def literal_names(text: str, strings: set[str], prefixes: set[str]) -> None:
+    """Add the identifier-like string literals of `text` to `strings`, template heads to `prefixes`."""
+    for name, closer in _LITERAL.findall(text):
+        (prefixes if closer == "{" else strings).add(name)
 
 
 def find_package(root: Path) -> Path | None:
@@ -118,10 +127,9 @@ def load_context(package: Path, backend_root: Path | None = None) -> FlagGemsCon
             if not name.endswith(".py"):
                 continue
             text = _read(Path(directory, name))
-            strings.update(STRING_RE.findall(text))
-            prefixes.update(FSTRING_PREFIX_RE.findall(text))
+            literal_names(text, strings, prefixes)
             if in_generic:
-                functions.update(_DEF.findall(text))
+                functions.update(_DEF.findall("\n" + text))
     for part in ("ops", "fused"):
         functions.update(exported_names(_read(package / LAYOUT[part] / "__init__.py")))
     ctx.generic_functions = frozenset(functions)

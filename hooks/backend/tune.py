@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from flagbot.hooks.backend.context import FSTRING_PREFIX_RE, STRING_RE
+from flagbot.hooks.backend.context import literal_names
 from flagbot.hooks.backend.vendor import Vendor
 from flagbot.kernels.tune_configs import read_tune
 
@@ -30,11 +30,9 @@ def check_referenced(v: Vendor, path: Path, keys: dict[str, int], python_files: 
     ctx = v.context
     if ctx is None or not keys:
         return
-    strings, prefixes = set(ctx.strings), list(ctx.prefixes)
+    strings, prefixes = set(ctx.strings), set(ctx.prefixes)
     for file in python_files:
-        text = v.sources.text(file) or ""
-        strings.update(STRING_RE.findall(text))
-        prefixes.extend(FSTRING_PREFIX_RE.findall(text))
+        literal_names(v.sources.text(file) or "", strings, prefixes)
     for key, line in sorted(keys.items()):
         if key in strings or any(key.startswith(p) for p in prefixes):
             continue
