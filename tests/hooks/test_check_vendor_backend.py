@@ -97,14 +97,14 @@ def test_unknown_aten_name_is_reported_without_torch(tmp_path: Path, monkeypatch
     aten_ops.torch_ops.cache_clear()
 
 
-def test_shipped_aten_list_matches_regeneration_from_installed_torch(tmp_path: Path) -> None:
+def test_shipped_aten_list_holds_every_name_of_the_installed_torch() -> None:
     from flagbot.hooks import aten_ops
 
-    pytest.importorskip("torch")
-    count = aten_ops.regenerate(tmp_path / "aten_ops.txt")
-    fresh = (tmp_path / "aten_ops.txt").read_text().splitlines()[2:]
-    assert count == len(fresh) > 1000
-    assert frozenset(fresh) == aten_ops.shipped_ops(), "run: python -m flagbot.hooks.aten_ops --regenerate"
+    torch = pytest.importorskip("torch")
+    live = aten_ops._schema_names(torch._C._jit_get_all_schemas())
+    assert len(live) > 1000 and set(live) <= aten_ops.shipped_ops(), \
+        "regenerate hooks/data/aten_ops.txt (hooks/data/README.md)"
+    assert torch.__version__.rsplit(".", 1)[0] in aten_ops.shipped_releases()
 
 
 def test_flagbot_command_runs_with_dash_c(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
