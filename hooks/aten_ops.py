@@ -126,6 +126,30 @@ def only_in(name: str, *, allow_base: bool = False) -> tuple[str, ...]:
     return only or ()
 
 
+@functools.lru_cache(maxsize=1)
+def _function_bases() -> frozenset[str]:
+    out: set[str] = set()
+    for base in _bases(shipped_ops()):
+        for form in (base, base.lstrip("_"), base.removeprefix("native_")):
+            out.update((form, form.rstrip("_")))
+    return frozenset(out)
+
+
+def is_function_name(name: str) -> bool:
+    """Whether `name` can be the Python name FlagGems gives an ATen op's function.
+
+    FlagGems names them lower case after the op, its overload or a variant appended
+    (`add`, `pow_tensor_scalar`, `bitwise_and_scalar_`, `sum_dim`, `to_copy` for `_to_copy`):
+    a name is accepted when it is lower case and starts with an ATen base name at a `_`.
+    Used where no FlagGems tree says which functions exist.
+    """
+    if name != name.lower():
+        return False
+    parts = name.strip("_").split("_")
+    bases = _function_bases()
+    return any("_".join(parts[:i]) in bases for i in range(len(parts), 0, -1))
+
+
 def suggest(name: str, limit: int = 3) -> list[str]:
     """Close real names, for messages ("did you mean add.Tensor?").
 

@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from flagbot.hooks.backend.check import check_vendor
-from flagbot.hooks.backend.context import FlagGemsContext, find_package, load_context
+from flagbot.hooks.backend.context import FlagGemsContext, find_package, load_context, vendors_file
 from flagbot.hooks.backend.discover import (
     folder_of,
     folders_for_paths,
@@ -42,7 +42,7 @@ def flaggems_context(repo: Path, root: Path, package: str | None) -> FlagGemsCon
         package = flaggems_package_root(repo, option="--flaggems DIR or --no-context")
     if package is not None:
         pkg = (repo / package).resolve()
-        if not (pkg / "runtime" / "common.py").is_file():
+        if vendors_file(pkg) is None:
             raise UsageError(f"{package}: not a flag_gems package (no runtime/common.py)",
                              hint="point --flaggems at src/flag_gems, or pass --no-context")
         return load_context(pkg, root)
