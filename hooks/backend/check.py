@@ -79,9 +79,25 @@ def python_files(folder: Path) -> list[str]:
     return sorted(out)
 
 
-def check_vendor(repo: Path, folder: Path, sources: Sources,
-                 context: FlagGemsContext | None = None) -> list[Finding]:
-    """All findings for the vendor folder `folder` (absolute), paths relative to `repo`."""
+def check_tunes(repo: Path, folder: Path, sources: Sources) -> tuple[list[Finding], dict[str, int]]:
+    """Findings of every tune file of `folder`, and the op keys of its own tune_configs.yaml.
+
+    Every tune file the harness loads: the vendor's and each arch candidate's, reached by
+    ARCH_MAP or not, so a file is judged the same whichever architecture runs it. Needs no
+    FlagGems context, so a parallel run starts it before the context is read.
+    """
+    v = Vendor(repo=repo, folder=folder, sources=sources)
+    own: dict[str, int] = {}
+    for tune in tune_files(folder):
+        if tune.is_file():
+            keys = check_tune(v, tune)
+            own = keys if tune == folder / TUNE_FILE else own
+    return v.findings, own
+
+
+def check_rules(repo: Path, folder: Path, sources: Sources, context: FlagGemsContext | None,
+                tune_keys: dict[str, int]) -> list[Finding]:
+    """Every rule but the tune files' own; `tune_keys` are those check_tunes returned."""
     v = Vendor(repo=repo, folder=folder, sources=sources, context=context)
     check_folder(v)
     init = v.module(folder / "__init__.py")
@@ -90,11 +106,13 @@ def check_vendor(repo: Path, folder: Path, sources: Sources,
     _check_ops(v, init)
     if (folder / HEURISTICS_FILE).is_file():
         check_heuristics(v, folder / HEURISTICS_FILE)
-    # Every tune file the harness loads: the vendor's and each arch candidate's, reached by
-    # ARCH_MAP or not, so a file is judged the same whichever architecture runs it.
-    for tune in tune_files(folder):
-        if tune.is_file():
-            keys = check_tune(v, tune)
-            if context is not None and tune == folder / TUNE_FILE:
-                check_referenced(v, tune, keys, python_files(folder))
+    if context is not None and tune_keys:
+        check_referenced(v, folder / TUNE_FILE, tune_keys, python_files(folder))
     return v.findings
+
+
+def check_vendor(repo: Path, folder: Path, sources: Sources,
+                 context: FlagGemsContext | None = None) -> list[Finding]:
+    """All findings for the vendor folder `folder` (absolute), paths relative to `repo`."""
+    tune_findings, keys = check_tunes(repo, folder, sources)
+    return check_rules(repo, folder, sources, context, keys) + tune_findings

@@ -123,3 +123,13 @@ def test_parallel_jobs_give_the_same_findings(tmp_path: Path) -> None:
     serial = cvb.check_backends(tmp_path, None, jobs=1)
     assert serial == cvb.check_backends(tmp_path, None, jobs=2)
     assert {f.rule for f in serial} >= {"all-duplicate", "tune-schema", "heuristics-shape"}
+
+
+def test_parallel_jobs_with_context_give_the_same_findings(tmp_path: Path) -> None:
+    root = build_clean(tmp_path, context=True)
+    for rule in ("tune-key-unreferenced", "vendor-not-registered", "tune-schema"):
+        _, folder = build_case(rule, tmp_path / rule)
+        shutil.move(tmp_path / rule / folder, tmp_path / root / f"_{rule.replace('-', '_')}")
+    serial = cvb.check_backends(tmp_path, None, root=root, jobs=1)
+    assert serial == cvb.check_backends(tmp_path, None, root=root, jobs=2)
+    assert {f.rule for f in serial} >= {"tune-key-unreferenced", "vendor-not-registered", "tune-schema"}
