@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gc
+import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -162,6 +164,24 @@ def check_backend_op(op: BackendOp, options: CheckOptions, device: torch.device,
     return entry
 
 
+def source_of(func: Callable[..., Any] | None, root: Path) -> dict[str, Any] | None:
+    """Where the backend defines `func`: `{"path", "line"}` relative to the backend folder, or
+    None when it is defined elsewhere (a generic op, a library) or cannot be found."""
+    target = inspect.unwrap(func) if func is not None else None
+    try:
+        file = inspect.getsourcefile(target) if target is not None else None  # type: ignore[arg-type]
+        line = inspect.getsourcelines(target)[1] if file else 0  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return None
+    if not file:
+        return None
+    try:
+        rel = Path(file).resolve().relative_to(root.resolve())
+    except ValueError:
+        return None
+    return {"path": rel.as_posix(), "line": max(int(line), 1)}
+
+
 def run_check(backend: Backend, options: CheckOptions,
               baseline: Baseline | None = None) -> tuple[list[dict[str, Any]], int]:
     """Check every selected op; (report entries, exit code). Never stops at a failing op.
@@ -171,7 +191,10 @@ def run_check(backend: Backend, options: CheckOptions,
     measure = can_measure()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     base = baseline or resolve(options.baseline)
-    entries = [check_backend_op(op, options, device, measure, base)
-               for op in select(backend, options.ops)]
+    entries = []
+    for op in select(backend, options.ops):
+        entry = check_backend_op(op, options, device, measure, base)
+        entry["source"] = source_of(op.func, backend.path)
+        entries.append(entry)
     verdicts = [gates.Verdict(e["verdict"]["status"], e["verdict"]["reason"]) for e in entries]
     return entries, gates.exit_code(verdicts, options.near_fails)

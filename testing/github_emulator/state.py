@@ -108,6 +108,35 @@ class CheckRun:
 
 
 @dataclass
+class Artifact:
+    """An Actions artifact: its zip bytes as uploaded (`expired` ones cannot be downloaded)."""
+
+    id: int
+    name: str
+    run_id: int
+    data: bytes
+    expired: bool = False
+
+
+@dataclass
+class WorkflowRun:
+    """A workflow run started by a dispatch (or by a test)."""
+
+    id: int
+    workflow: str  # the file name under .github/workflows/
+    display_title: str
+    event: str
+    head_branch: str
+    head_sha: str
+    inputs: dict[str, str]
+    created_at: str
+    status: str = "queued"  # queued, in_progress, completed
+    conclusion: str | None = None
+    job_id: int = 0
+    runner_labels: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RepoState:
     """Everything the emulator knows about one repository."""
 
@@ -116,6 +145,8 @@ class RepoState:
     issues: dict[int, Issue] = field(default_factory=dict)
     comments: dict[int, Comment] = field(default_factory=dict)
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
+    workflow_runs: dict[int, WorkflowRun] = field(default_factory=dict)
+    artifacts: dict[int, Artifact] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
     files_cache: dict[tuple[str, str], list[gitstore.DiffFile]] = field(default_factory=dict)
     commits_cache: dict[tuple[str, str], int] = field(default_factory=dict)
