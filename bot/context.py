@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -103,6 +103,8 @@ class Context:
     config: RepoConfig | None
     config_error: ConfigError | None
     dry_run: bool = False
+    # deliveries the worker records and runs later: {"id", "event", "payload", "delay_s"}
+    follow_ups: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def action(self) -> str:

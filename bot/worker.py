@@ -97,6 +97,8 @@ class Worker:
         started = time.monotonic()
         try:
             result = self._run(row)
+            # before the row is done: a crash in between runs the idempotent handlers again
+            self.schedule_follow_ups(result)
         except Exception as exc:
             self._failed(row, exc)
         else:
@@ -110,6 +112,18 @@ class Worker:
             metrics.handler_latency(row.event, time.monotonic() - started)
             with self._active_lock:
                 self._active.discard(row.id)
+
+    def schedule_follow_ups(self, result: dict[str, Any]) -> None:
+        """Record the deliveries the handlers asked for later (a kernel check's deadline) in the
+        ledger and queue each after its delay; one already recorded is left as it is."""
+        for follow in result.get("follow_ups") or []:
+            payload = follow["payload"]
+            recorded = self.ledger.record(
+                delivery_id=str(follow["id"]), event=str(follow["event"]),
+                action=payload.get("action"), repo=(payload.get("repository") or {}).get("full_name"),
+                payload=json.dumps(payload).encode(), wanted=True)
+            if recorded.enqueue:
+                self.queue.schedule(str(follow["id"]), float(follow["delay_s"]))
 
     def _run(self, row: Delivery) -> dict[str, Any]:
         return run_locked(self.locks, self.handlers, row.id, row.event, row.payload_json(), row.repo)

@@ -169,8 +169,8 @@ def source_of(func: Callable[..., Any] | None, root: Path) -> dict[str, Any] | N
     None when it is defined elsewhere (a generic op, a library) or cannot be found."""
     target = inspect.unwrap(func) if func is not None else None
     try:
-        file = inspect.getsourcefile(target) if target is not None else None  # type: ignore[arg-type]
-        line = inspect.getsourcelines(target)[1] if file else 0  # type: ignore[arg-type]
+        file = inspect.getsourcefile(target) if target is not None else None
+        line = inspect.getsourcelines(target)[1] if file and target is not None else 0
     except (OSError, TypeError):
         return None
     if not file:

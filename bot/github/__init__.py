@@ -49,6 +49,23 @@ class CheckRunRef:
     conclusion: str | None
     external_id: str | None
     annotations_count: int = 0
+    started_at: float | None = None  # epoch seconds
+    details_url: str | None = None
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class ArtifactRef:
+    """An Actions artifact of a workflow run, as listed (not downloaded)."""
+
+    id: int
+    name: str
+    size: int
+    expired: bool = False
+
+
+class ArtifactTooLarge(Exception):
+    """A download passed the byte limit the caller set; nothing more was read."""
 
 
 @dataclass
@@ -87,3 +104,9 @@ class GitHubClient(Protocol):
     def react(self, comment_id: int, content: str) -> None: ...
     def permission(self, login: str) -> str: ...
     def pull_json(self, number: int) -> dict[str, Any]: ...
+    def dispatch_workflow(self, workflow: str, ref: str, inputs: dict[str, str]) -> int | None: ...
+    def workflow_run(self, run_id: int) -> dict[str, Any] | None: ...
+    def workflow_runs(self, workflow: str) -> list[dict[str, Any]]: ...
+    def cancel_workflow_run(self, run_id: int) -> bool: ...
+    def run_artifacts(self, run_id: int) -> list[ArtifactRef]: ...
+    def download_artifact(self, artifact_id: int, max_bytes: int) -> bytes: ...

@@ -14,7 +14,7 @@ from github import GithubException
 from flagbot.bot import repo_config
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github.app import GitHubApp
-from flagbot.bot.handlers import issue_comment, pull_request
+from flagbot.bot.handlers import deadline, issue_comment, pull_request, workflow_run
 from flagbot.bot.settings import Settings
 from flagbot.bot.workspace import GitWorkspace
 
@@ -33,7 +33,13 @@ HANDLERS: dict[str, Handler] = {
                             "labels, patch regeneration, `flagbot / patches`, "
                             "`flagbot / backends`, summary comment"),
     "issue_comment": Handler(issue_comment.wants, issue_comment.handle,
-                             "slash commands: /help, /patch, /unpatch"),
+                             "slash commands: /help, /patch, /unpatch, /check, /ok-to-test"),
+    "workflow_run": Handler(workflow_run.wants_run, workflow_run.handle_run,
+                            "kernel checks: a device-check run finished -> its check run's verdict"),
+    "workflow_job": Handler(workflow_run.wants_job, workflow_run.handle_job,
+                            "kernel checks: a runner took a device-check job -> in progress"),
+    deadline.EVENT: Handler(deadline.wants, deadline.handle,
+                            "kernel checks: a run with no report in time -> timed out"),
 }
 
 
@@ -50,6 +56,7 @@ def run_context(ctx: Context) -> dict[str, Any]:
         "delivery": ctx.delivery_id, "event": ctx.event, "action": ctx.action,
         "repository": ctx.full_name, "dry_run": ctx.dry_run, **result,
         "actions": [{"kind": a.kind, **a.detail} for a in ctx.client.actions],
+        **({"follow_ups": ctx.follow_ups} if ctx.follow_ups else {}),
     }
 
 

@@ -19,7 +19,6 @@ from git import GitCommandError
 
 from flagbot.bot.commands.base import CommandContext, Outcome, allows, required_role
 from flagbot.bot.commands.parse import MAX_COMMANDS, Invocation, Parsed, parse
-from flagbot.bot.commands.registry import COMMANDS
 from flagbot.bot.commands.text import clip, code, code_block
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github import Comment
@@ -103,6 +102,10 @@ def handle(ctx: Context) -> dict[str, Any]:
                                          + "\n".join(f"- {code(p, 300)}" for p in problems)))
                     for inv in parsed.commands]
     else:
+        # Imported here: commands reach back into the handlers' modules (summary, labels,
+        # check runs), so the registry must not load while this package is importing.
+        from flagbot.bot.commands.registry import COMMANDS
+
         cc = CommandContext(ctx, COMMANDS, login, client.permission(login))
         is_pull = bool((ctx.payload.get("issue") or {}).get("pull_request"))
         sections = [(inv, run_one(cc, inv, is_pull)) for inv in parsed.commands]

@@ -10,6 +10,8 @@ from typing import Any
 from flagbot.bot import regenerate
 from flagbot.bot.commands.text import code_block
 from flagbot.bot.context import Context, PullRequest
+from flagbot.bot.devices import plan as device_plan
+from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment
 from flagbot.bot.handlers import backends, checkruns, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
@@ -58,9 +60,10 @@ def handle(ctx: Context) -> dict[str, Any]:
         done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
         return {"config_error": problems, "conclusions": {r.name: r.conclusion for r in results},
                 "writes": done}
-    if ctx.action == "labeled" and not regenerate.labelled_devices(
-            ctx.config, [str((ctx.payload.get("label") or {}).get("name") or "")]):
-        return {"skipped": "not a device label", "conclusions": {}, "writes": {}}
+    label = [str((ctx.payload.get("label") or {}).get("name") or "")]
+    if ctx.action == "labeled" and not regenerate.labelled_devices(ctx.config, label) \
+            and not device_plan.labelled(ctx.config, label):
+        return {"skipped": "not a device or ci label", "conclusions": {}, "writes": {}}
     files = client.pull_files(pr.number)
     capped = len(files) >= FILES_CAP
     if capped:  # GitHub stops listing at 3000 files; git has them all
@@ -77,14 +80,19 @@ def handle(ctx: Context) -> dict[str, Any]:
     results = [fold_into_check(regen, r) if r.name == patches.NAME else r
                for r in run_checks(ctx, pr, ctx.config, files)]
     done = {r.name: checkruns.publish(client, pr.head_sha, r) for r in results}
+    kernels = device_runs.for_pull(ctx, pr, files, meta)
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
     report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
                              default_branch=ctx.default_branch,
-                             patch_lines=regenerate.describe(regen, clone_url) if regen.devices else [])
+                             patch_lines=regenerate.describe(regen, clone_url) if regen.devices else [],
+                             kernel_lines=device_runs.section(
+                                 client, device_plan.devices(ctx.config), pr.head_sha)
+                             if ctx.config["devices"] else [])
     body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
     done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
     labels.add_wanted(client, pr.number, change)
     return {"files": len(files), "files_from_git": capped, "regenerated": regen.outcome,
+            **({"kernels": kernels} if kernels else {}),
             "labels_added": list(change.to_add),
             "labels_removed": list(change.to_remove),
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
