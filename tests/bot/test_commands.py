@@ -30,7 +30,7 @@ def test_unknown_command_names_the_known_ones(emu, settings, repo) -> None:
     emu.open_pull(repo, head="f")
     comment(emu, settings, repo, "/retest")
     [reply] = replies(emu, repo)
-    assert "❌ `/retest`" in reply and "known: `/help`, `/patch`, `/unpatch`" in reply
+    assert "❌ `/retest`" in reply and "known: `/check`, `/help`, `/ok-to-test`, `/patch`, `/unpatch`" in reply
 
 
 def test_permission_refusal_names_the_needed_and_the_held_role(emu, settings, repo) -> None:
