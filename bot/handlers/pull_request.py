@@ -77,10 +77,11 @@ def handle(ctx: Context) -> dict[str, Any]:
     # Order matters for crash safety, since the comment is where "the bot added this" lives:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
     labels.remove_stale(client, pr.number, change)
+    # Device runs first: a runner's minutes dwarf the checks below, so they start soonest.
+    kernels = device_runs.for_pull(ctx, pr, files, meta)
     results = [fold_into_check(regen, r) if r.name == patches.NAME else r
                for r in run_checks(ctx, pr, ctx.config, files)]
     done = {r.name: checkruns.publish(client, pr.head_sha, r) for r in results}
-    kernels = device_runs.for_pull(ctx, pr, files, meta)
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
     report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
                              default_branch=ctx.default_branch,
