@@ -14,6 +14,9 @@ Read top-down, the modules tell the story of one delivery:
                                             from repo_config.py)
                               github/       the App (tokens, JWT, write pacing) and the client
                                             the handlers talk to GitHub through
+                              devices/      kernel checks of `ci:`-labelled PRs and `/check`: the
+                                            device-check workflow dispatched (or run locally),
+                                            its report artifact turned into a check run
                               regenerate.py the patches of `device:`-labelled PRs, made and pushed
                               workspace.py  git clones and worktrees of PR heads for the checkers,
                                             and the bot's pushes
