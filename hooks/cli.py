@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("flagbot.bot.cli:serve_main", "run the GitHub App webhook server"),
     "worker": ("flagbot.bot.cli:worker_main", "run a queue worker (Redis mode)"),
     "replay": ("flagbot.bot.cli:replay_main", "run the handlers for one recorded event"),
+    "setup": ("flagbot.bot.setup:main", "register the GitHub App (GitHub's manifest flow)"),
     "kernels": ("flagbot.kernels.cli:main", "Triton kernel accuracy/performance checks"),
 }
 
