@@ -19,12 +19,13 @@ from urllib.parse import parse_qs
 from flask import Flask, Response, request
 from werkzeug.wsgi import get_content_length, get_input_stream
 
-from flagbot.bot import handlers, metrics
+from flagbot.bot import feed, handlers, metrics
 from flagbot.bot.serving.fastpath import Answer, WebhookFastPath
 from flagbot.bot.settings import Settings
 from flagbot.bot.signature import verify
 from flagbot.bot.store import Ledger, Queue
-from flagbot.bot.store.factory import open_ledger, open_queue
+from flagbot.bot.store.factory import open_label_log, open_ledger, open_queue
+from flagbot.bot.store.feed import LabelLog
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -59,6 +60,7 @@ class Backend:
         self.settings = settings
         self._ledger = ledger
         self._queue = queue
+        self._label_log: LabelLog | None = None
         self._lock = threading.Lock()
 
     @property
@@ -76,6 +78,14 @@ class Backend:
                 if self._queue is None:
                     self._queue = open_queue(self.settings)
         return self._queue
+
+    @property
+    def label_log(self) -> LabelLog:
+        if self._label_log is None:
+            with self._lock:
+                if self._label_log is None:
+                    self._label_log = open_label_log(self.settings)
+        return self._label_log
 
 
 def reply(code: int, **body: Any) -> Response:
@@ -221,6 +231,12 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
                                        lambda: backend.ledger.counts())
         return Response(metrics.render(state, multiproc_dir=settings.metrics_dir),
                         content_type=metrics.CONTENT_TYPE)
+
+    @app.get("/feeds/<path:name>")
+    def feeds(name: str) -> Response:
+        """Atom feed of merged PRs carrying a label: /feeds/<label>.atom[?repo=owner/name]."""
+        code, body, content_type = feed.serve(backend.label_log, name, request.args, request.url)
+        return Response(body, status=code, content_type=content_type)
 
     app.extensions["flagbot"] = backend
     app.wsgi_app = WebhookFastPath(app, app.wsgi_app,  # type: ignore[method-assign]

@@ -73,6 +73,11 @@ class Settings:
         return self.state_dir / "ledger.db"
 
     @property
+    def feed_path(self) -> Path:
+        """The SQLite label log behind the downstream feed (without FLAGBOT_REDIS_URL)."""
+        return self.state_dir / "feed.db"
+
+    @property
     def queue_path(self) -> Path:
         """The SQLite Huey queue (without FLAGBOT_REDIS_URL)."""
         return self.state_dir / "queue.db"

@@ -9,17 +9,17 @@ from typing import Any
 
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, labels, patches, summary
+from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 
-ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited")
+ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed")
 # GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).
 FILES_CAP = 3000
 
 
 def wants(payload: dict[str, Any]) -> bool:
-    """Opened, pushed, reopened, ready for review, or its base branch changed."""
+    """Opened, pushed, reopened, ready for review, its base branch changed, or closed."""
     action = payload.get("action")
     if action == "edited":
         return "base" in (payload.get("changes") or {})
@@ -36,6 +36,8 @@ def config_failure(name: str, problems: list[str]) -> CheckResult:
 
 def handle(ctx: Context) -> dict[str, Any]:
     """Run the whole flow for one `pull_request` delivery; returns what each step did."""
+    if ctx.action == "closed":  # merged or closed: only the downstream label log changes
+        return downstream.closed(ctx)
     pr = PullRequest.from_payload(ctx.payload)
     client = ctx.client
     head = client.pull_head(pr.number)
@@ -70,7 +72,8 @@ def handle(ctx: Context) -> dict[str, Any]:
     body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
     done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
     labels.add_wanted(client, pr.number, change)
-    return {"files": len(files), "files_from_git": capped, "labels_added": list(change.to_add),
+    recorded = downstream.record_labels(ctx, wanted, change)
+    return {"files": len(files), "feed_labels": recorded, "files_from_git": capped, "labels_added": list(change.to_add),
             "labels_removed": list(change.to_remove),
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
 

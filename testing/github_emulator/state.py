@@ -74,6 +74,9 @@ class Issue:
     base_ref: str = ""
     base_sha: str = ""
     draft: bool = False
+    closed_at: str | None = None
+    merged_at: str | None = None
+    merge_commit_sha: str | None = None
 
 
 @dataclass
