@@ -18,10 +18,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from flagbot.hooks import git
-from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
-from flagbot.hooks.findings import Finding, has_errors, render_json, render_text
-from flagbot.hooks.folders import configured_folder
+from flagbot.hooks import git, unchecked
+from flagbot.hooks.errors import UsageError
+from flagbot.hooks.findings import Finding, render_json, render_text
+from flagbot.hooks.folders import config_line, configured_folder, other_layouts
 from flagbot.hooks.hookmain import guarded, parse_args
 from flagbot.hooks.patches import verify
 
@@ -65,12 +65,34 @@ def hook_stage(environ: dict[str, str] | None = None, parent_cmdline: bytes | No
 
 
 def select_patches(repo: Path, hardwares: str, files: Sequence[str]) -> list[str]:
-    """The given `.patch` files under the hardwares folder, or every stored patch if none given."""
+    """The given patch files under the hardwares folder, or every stored patch if none given."""
     if not files:
         return verify.find_patches(repo, hardwares)
     prefix = hardwares.rstrip("/") + "/"
-    return sorted({f for f in files if f.startswith(prefix) and f.endswith(".patch")
+    return sorted({f for f in files if f.startswith(prefix) and verify.is_patch_path(f)
                    and (repo / f).is_file()})
+
+
+def nothing_checked(repo: Path, hardwares: str, files: Sequence[str],
+                    patches: Sequence[str]) -> list[Finding]:
+    """The `nothing-checked` warning: files given but none a patch under the folder, or no
+    patch under it while another known patch folder has some."""
+    if patches:
+        return []
+    if files:
+        shown = next((f for f in files if verify.is_patch_path(f)), files[0])
+        top = shown.split("/", 1)[0]
+        fix = (f"; to check them set {config_line('hardwares', top)} (or pass --hardwares {top})"
+               if "/" in shown and verify.is_patch_path(shown) else "")
+        return [unchecked.finding(shown, f"{len(files)} file(s) given, none a stored patch "
+                                         f"under {hardwares}/, so nothing was checked{fix}")]
+    for other in other_layouts(repo, "hardwares", hardwares):
+        count = len(verify.find_patches(repo, other))
+        if count:
+            return [unchecked.finding(hardwares, (
+                f"no patch under {hardwares}/, but {other}/ has {count}, so nothing was "
+                f"checked; to check them set {config_line('hardwares', other)}"))]
+    return []
 
 
 def check_patches(repo: Path, files: Sequence[str] = (), *, hardwares: str = "hardwares",
@@ -107,22 +129,26 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
                         help="a base not in the clone is a warning (default: only when shallow)")
     parser.add_argument("--hardwares", help="the hardwares folder (default: from .github/flagbot.yml)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    unchecked.add_strict(parser)
     args = parser.parse_args(argv)
     repo = git.toplevel(Path(cwd or os.getcwd()))
     hardwares = configured_folder(repo, "hardwares", args.hardwares, option="--hardwares DIR")
     layout_only = args.layout_only or (not args.full and hook_stage() in LAYOUT_STAGES)
     findings = check_patches(repo, args.files, hardwares=hardwares, layout_only=layout_only,
                              allow_missing_base=args.allow_missing_base)
+    findings += nothing_checked(repo, hardwares, args.files,
+                                select_patches(repo, hardwares, args.files))
+    status = unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
     skipped = sum(f.rule == "base-unavailable" for f in findings)
     if args.format == "json":
         print(render_json(findings, WHAT, unchecked=skipped))
-        return 1 if has_errors(findings) else 0
+        return status
     print(render_text(findings, f"{WHAT} ({'layout' if layout_only else 'full'})"))
     if skipped:
         print(f"{WHAT}: {skipped} patch(es) were checked for layout only: their base commit is "
               "not in this clone (shallow?); run `git fetch --unshallow` and check again",
               file=sys.stderr)
-    return 1 if has_errors(findings) else 0
+    return status
 
 
 def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
@@ -137,10 +163,12 @@ def build_verify_parser() -> argparse.ArgumentParser:
         description="`flagbot verify [PATCH ...]`: re-check stored patches (apply at base, round "
                     "trip, bytes).")
     parser.add_argument("patches", nargs="*", metavar="PATCH",
-                        help="patch files (default: every hardwares/**/*.patch)")
+                        help="patch files (default: every hardwares/**/*.patch and "
+                             "*.patch.encrypted; FlagScale's hardware/ when that is the one present)")
     parser.add_argument("--allow-missing-base", action="store_true",
                         help="a base commit missing from history (shallow clone) is a warning")
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    unchecked.add_strict(parser)
     return parser
 
 
@@ -163,9 +191,11 @@ def verify_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) ->
         repo, hardwares)
     findings = verify_patches(repo, rels, hardwares=hardwares,
                               allow_missing_base=args.allow_missing_base)
+    if not args.patches:
+        findings += nothing_checked(repo, hardwares, (), rels)
     what = f"verify ({len(rels)} patch file(s))"
     print(render_json(findings, what) if args.json else render_text(findings, what))
-    return EXIT_CHECK_FAILED if has_errors(findings) else EXIT_OK
+    return unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from flagbot.hooks import unchecked
 from flagbot.hooks.backend.check import check_vendor
 from flagbot.hooks.backend.context import FlagGemsContext, find_package, load_context
 from flagbot.hooks.backend.discover import (
@@ -24,15 +25,20 @@ from flagbot.hooks.backend.discover import (
 )
 from flagbot.hooks.backend.pysrc import Sources
 from flagbot.hooks.errors import UsageError
-from flagbot.hooks.findings import Finding, has_errors, render_json, render_text
-from flagbot.hooks.folders import configured_folder, flaggems_package_root
+from flagbot.hooks.findings import Finding, render_json, render_text
+from flagbot.hooks.folders import (
+    config_line,
+    configured_folder,
+    flaggems_package_root,
+    other_layouts,
+)
 from flagbot.hooks.hookmain import guarded
 
 WHAT = "check-backend"
 
 
 def backend_root(repo: Path, root: str | None) -> str:
-    """`root`, else `backends` from .github/flagbot.yml, else the default `backends`."""
+    """`root`, else `backends` from .github/flagbot.yml, else the layout found (hooks/folders.py)."""
     return configured_folder(repo, "backends", root, option="--root DIR")
 
 
@@ -95,7 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="vendor folders, or files inside them (others are ignored)")
     parser.add_argument("--root", help="folder holding the _<vendor> folders (default: "
-                        "`backends` in .github/flagbot.yml, else backends/)")
+                        "`backends` in .github/flagbot.yml, else backends/ or FlagGems' "
+                        "src/flag_gems/runtime/backend/, whichever exists)")
     parser.add_argument("--all", action="store_true", help="check every _<vendor> folder under the root")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--flaggems", metavar="DIR", help="the flag_gems package directory "
@@ -103,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-context", action="store_true", help="ignore any FlagGems source tree")
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="worker processes (default: one per CPU, at most 8)")
+    unchecked.add_strict(parser)
     return parser
 
 
@@ -114,12 +122,55 @@ def select_folders(repo: Path, root: Path, args: argparse.Namespace) -> list[str
         found = folders_for_paths(staged_paths(repo), root)
     else:
         paths = [(repo / p).resolve() for p in args.paths]
+        missing = [p for p, path in zip(args.paths, paths, strict=True) if not path.exists()]
+        if missing:
+            raise UsageError(f"no such file or folder: {', '.join(missing)}",
+                             hint="check the spelling; `flagbot check-backend --all` checks every "
+                                  "vendor folder")
         if root in paths:
             return None  # the root itself: everything under it
         found = folders_for_paths(paths, root)
         # An explicit folder outside the root (a copy, a test corpus) is checked as given.
         found += [p for p in paths if p.is_dir() and folder_of(p, root) is None and p not in found]
     return [f.relative_to(repo).as_posix() if f.is_relative_to(repo) else str(f) for f in found]
+
+
+def vendor_root_of(rel: str) -> str | None:
+    """The folder holding the `_<vendor>` folder that `rel` lies in, as the hook pattern sees it."""
+    parts = rel.split("/")[:-1]
+    marks = [i for i, p in enumerate(parts) if i and p.startswith("_") and not p.startswith("__")]
+    preferred = [i for i in marks if parts[i - 1] in ("backend", "backends")]
+    return "/".join(parts[:(preferred or marks)[0]]) if marks else None
+
+
+def nothing_checked(repo: Path, root_rel: str, paths: list[Path], folders: list[str] | None,
+                    checked: int) -> list[Finding]:
+    """The `nothing-checked` warning: PATHs given but none in a vendor folder, or an empty root."""
+    if checked:
+        return []
+    if folders is not None and paths:
+        rels = [_rel(repo, p) for p in paths]
+        shown = next((r for r in rels if vendor_root_of(r)), rels[0])
+        where = vendor_root_of(shown)
+        message = (f"{len(rels)} path(s) given, none inside a _<vendor> folder under "
+                   f"{root_rel}/, so nothing was checked")
+        return [unchecked.finding(shown, message + (_fix(where) if where else ""))]
+    if folders is None:
+        for other in other_layouts(repo, "backends", root_rel):
+            count = len(vendor_folders(repo / other))
+            if count:
+                return [unchecked.finding(root_rel, (
+                    f"no _<vendor> folder under {root_rel}/, but {other}/ has {count}, so "
+                    f"nothing was checked{_fix(other)}"))]
+    return []
+
+
+def _fix(root: str) -> str:
+    return f"; to check them set {config_line('backends', root)} (or pass --root {root})"
+
+
+def _rel(repo: Path, path: Path) -> str:
+    return path.relative_to(repo).as_posix() if path.is_relative_to(repo) else str(path)
 
 
 def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
@@ -131,11 +182,16 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     findings = check_backends(repo, folders, root=root_rel, flaggems=args.flaggems,
                               context=not args.no_context, jobs=args.jobs or default_jobs())
     checked = len(folders) if folders is not None else len(vendor_folders(root))
+    given = [(repo / p).resolve() for p in args.paths]
+    findings += nothing_checked(repo, root_rel, given, folders, checked)
     if args.format == "json":
         print(render_json(findings, WHAT, checked=checked, root=root_rel))
     elif findings or checked:
         print(render_text(findings, f"{WHAT}: {checked} vendor folder(s)"))
-    return 1 if has_errors(findings) else 0
+    else:  # say so: an empty output would read as a pass
+        print(f"{WHAT}: nothing to check: no staged changes under {root_rel}/ (pass PATH ... or "
+              "--all)" if not args.paths else f"{WHAT}: nothing to check")
+    return unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
 
 
 def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:

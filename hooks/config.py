@@ -96,9 +96,14 @@ class ConfigError(Exception):
 
 @dataclass
 class RepoConfig:
-    """The merged configuration; `raw` keeps the whole mapping for handlers that need more."""
+    """The merged configuration; `raw` keeps the whole mapping for handlers that need more.
+
+    `given` holds the top-level keys the file itself sets: a folder the file names is used as
+    is, one it leaves out may be detected from the checkout (hooks/folders.py).
+    """
 
     raw: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(DEFAULTS))
+    given: frozenset[str] = frozenset()
 
     @property
     def hardwares(self) -> str:
@@ -215,7 +220,7 @@ def parse_config(text: str | None) -> RepoConfig:
     problems = validate(merged)
     if problems:
         raise ConfigError(problems)
-    return RepoConfig(merged)
+    return RepoConfig(merged, frozenset(loaded))
 
 
 def load_config(repo_root: Path) -> RepoConfig:

@@ -14,7 +14,7 @@ from flagbot.hooks import git
 from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from flagbot.hooks.folders import configured_folder
 from flagbot.hooks.hookmain import parse_args
-from flagbot.hooks.patches.migrate import Outcome, find_old_patches, migrate_one
+from flagbot.hooks.patches.migrate import Outcome, find_encrypted, find_old_patches, migrate_one
 
 
 def render(outcome: Outcome) -> str:
@@ -48,6 +48,9 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     outcomes = [migrate_one(repo, rel, hardwares, dry_run=args.dry_run) for rel in rels]
     for outcome in outcomes:
         print(render(outcome))
+    for rel in [] if args.patches else find_encrypted(repo, hardwares):
+        print(f"skipped {rel}\n  encrypted: decrypt it with the vendor's key to a plain .patch "
+              "beside it, then run flagbot migrate again")
     bad = [o for o in outcomes if not o.ok]
     print(f"migrate: {len(outcomes)} patch file(s), {len(bad)} need attention"
           + (" (dry run: nothing written)" if args.dry_run else ""))

@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--min-spread", type=float, default=0.02,
                        help="smallest +- band around a speedup for the near verdict (0.02)")
     check.add_argument("--strict", action="store_true", help="a near-threshold verdict fails")
+    check.add_argument("--baseline", choices=("auto", "flaggems", "generic"), default="auto",
+                       help="what an override is gated against: FlagGems' own op, the bundled "
+                            "generic kernel, or auto = FlagGems when flag_gems imports (default)")
     imp = sub.add_parser("import-backend", help="copy a FlagGems-layout backend folder into backends/")
     imp.add_argument("source", help="a _<vendor> folder (FlagGems runtime/backend/_<vendor>)")
     imp.add_argument("--dest", default="backends", help="where backends live (default backends)")
@@ -80,12 +83,13 @@ def _options(args: argparse.Namespace) -> object:
         shapes=shapes, ops=[o.strip() for o in args.ops.split(",")] if args.ops else None,
         dtypes=dtypes, seeds=tuple(range(args.seeds)),
         thresholds=Thresholds(args.min_speedup, args.min_native_fraction, args.min_spread),
-        near_fails=args.strict)
+        near_fails=args.strict, baseline=args.baseline)
 
 
 def run_check(args: argparse.Namespace, argv: Sequence[str], cwd: str | None) -> int:
     """Load, check, report; the exit code follows the verdicts."""
     from flagbot.kernels import report
+    from flagbot.kernels.baseline import BaselineUnavailable, resolve
     from flagbot.kernels.check import CheckOptions
     from flagbot.kernels.check import run_check as check
     from flagbot.kernels.loader import BackendLoadError, BackendMissing, load_backend
@@ -96,17 +100,23 @@ def run_check(args: argparse.Namespace, argv: Sequence[str], cwd: str | None) ->
         print(f"flagbot kernels: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     assert isinstance(options, CheckOptions)
+    try:
+        baseline = resolve(options.baseline)
+    except BaselineUnavailable as exc:
+        print(f"flagbot kernels: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     path = _resolve(args.backend, cwd)
     ops: list[dict[str, object]] = []
     code, error, backend = EXIT_OK, None, None
     try:
         backend = load_backend(path)
-        ops, code = check(backend, options)
+        ops, code = check(backend, options, baseline)
     except BackendMissing as exc:
         error, code = str(exc), EXIT_USAGE
     except BackendLoadError as exc:
         error, code = str(exc), EXIT_FAILED
-    doc = report.build(argv, options, report.backend_info(backend, str(path), error), ops, code)
+    doc = report.build(argv, options, report.backend_info(backend, str(path), error), ops, code,
+                       baseline.to_json())
     table = report.markdown(doc)
     print(table, end="")
     if error:

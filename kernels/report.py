@@ -48,8 +48,9 @@ def backend_info(backend: Backend | None, path: str, error: str | None) -> dict[
 
 
 def build(argv: Sequence[str], options: CheckOptions, backend: dict[str, Any],
-          ops: list[dict[str, Any]], exit_code: int) -> dict[str, Any]:
-    """The whole JSON document."""
+          ops: list[dict[str, Any]], exit_code: int,
+          baseline: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The whole JSON document; `baseline` is what overrides were gated against."""
     counts: dict[str, int] = {}
     for op in ops:
         counts[op["verdict"]["status"]] = counts.get(op["verdict"]["status"], 0) + 1
@@ -68,7 +69,9 @@ def build(argv: Sequence[str], options: CheckOptions, backend: dict[str, Any],
             "seeds": list(options.seeds),
             "thresholds": dict(options.thresholds.__dict__),
             "near_fails": options.near_fails,
+            "baseline": options.baseline,
         },
+        "baseline": baseline,
         "backend": backend,
         "ops": ops,
         "summary": {"verdicts": counts, "exit_code": exit_code},
@@ -95,8 +98,14 @@ def _speed_cell(op: dict[str, Any]) -> str:
     if perf["status"] != "measured":
         return str(perf["status"])
     value = op["verdict"]["value"]
-    vs = "vs generic" if op["kind"] == "override" else "vs native"
+    vs = f"vs {op.get('baseline') or 'generic'}" if op["kind"] == "override" else "vs native"
     return f"{value['median']:.2f}x {vs}" if value else "-"
+
+
+def _baseline_text(baseline: dict[str, Any] | None) -> str:
+    if not baseline:
+        return ""
+    return f", overrides gated against {baseline['name']} {baseline['version']}"
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -107,7 +116,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [
         f"**flagbot kernels check** `{b['path']}` ({b.get('vendor_name') or '?'}) on {where}",
         f"torch {env['torch']}, triton {env['triton']}, shapes `{report['options']['shapes']}`,"
-        f" exit {report['summary']['exit_code']}",
+        f" exit {report['summary']['exit_code']}{_baseline_text(report.get('baseline'))}",
         "",
         "| op | kind | accuracy | max rel err | speed | verdict |",
         "| --- | --- | --- | --- | --- | --- |",

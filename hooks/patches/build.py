@@ -18,7 +18,7 @@ from pathlib import Path
 
 from flagbot.hooks import git
 from flagbot.hooks.errors import CheckFailed, UsageError
-from flagbot.hooks.folders import configured_folder
+from flagbot.hooks.folders import configured_folder, hetero_file
 from flagbot.hooks.patches import hetero, patchfile, roundtrip, verify
 from flagbot.hooks.patches.devices import check_devices, check_hex_prefix
 from flagbot.hooks.patches.scratch import GitDir
@@ -75,7 +75,8 @@ def resolve_base(repo: Path, hardwares: str, device: str, prefix: str) -> tuple[
 
 def check_hetero_listing(repo: Path, hardwares: str, devices: list[str], base8: str) -> None:
     """Several devices: hetero.txt must list all of them for the base."""
-    path = repo / hardwares / hetero.HETERO_NAME
+    rel = hetero_file(repo, hardwares)
+    path = repo / rel
     try:
         listed = hetero.parse(path.read_text(encoding="utf-8")).devices_for(base8)
     except FileNotFoundError:
@@ -85,7 +86,7 @@ def check_hetero_listing(repo: Path, hardwares: str, devices: list[str], base8: 
     missing = [d for d in devices if d not in listed]
     if missing:
         raise UsageError(
-            f"{hardwares}/{hetero.HETERO_NAME} does not list {' '.join(missing)} for base {base8}"
+            f"{rel} does not list {' '.join(missing)} for base {base8}"
             f" (listed: {' '.join(listed) or 'none'})",
             hint="a heterogeneous build needs the line made by "
                  f"flagbot patch --device-type {' '.join(devices)} --base-commit-id {base8}")

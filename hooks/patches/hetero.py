@@ -139,10 +139,15 @@ def patch_rel(hardwares: str, device: str, base8: str) -> str:
 
 
 def check_hetero(repo: Path, hardwares: str = "hardwares") -> list[Finding]:
-    """hetero.txt is canonical and every listed device has its base's patch (working tree only)."""
-    from flagbot.hooks.findings import Finding
+    """hetero.txt is canonical and every listed device has its base's patch (working tree only).
 
-    rel = f"{hardwares}/{HETERO_NAME}"
+    The file is the one beside the patches, else where FlagScale's tools kept it
+    (hooks/folders.py `hetero_file`).
+    """
+    from flagbot.hooks.findings import Finding
+    from flagbot.hooks.folders import hetero_file
+
+    rel = hetero_file(repo, hardwares)
     path = repo / rel
     if not path.is_file():
         return []

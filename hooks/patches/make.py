@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from flagbot.hooks import git
 from flagbot.hooks.errors import CheckFailed, UsageError
-from flagbot.hooks.folders import configured_folder
+from flagbot.hooks.folders import configured_folder, hetero_file
 from flagbot.hooks.patches import generate, hetero, patchfile, roundtrip
 from flagbot.hooks.patches.devices import check_commit, check_devices
 from flagbot.hooks.patches.scratch import GitDir, Scratch
@@ -156,7 +156,7 @@ def hetero_text(repo: Path, hardwares: str, devices: list[str], base8: str) -> b
             + ", ".join(missing),
             hint="make those first (flagbot patch --device-type DEV --base-commit-id BASE) "
                  "or merge the PR that adds them")
-    path = repo / hardwares / hetero.HETERO_NAME
+    path = repo / hetero_file(repo, hardwares)
     try:
         old = path.read_text(encoding="utf-8") if path.is_file() else ""
         return hetero.merge(old, base8, devices).encode("utf-8")
@@ -186,7 +186,7 @@ def make_patch(repo: Path, devices: Sequence[str], base_rev: str, cur_rev: str =
                          [], [])
     outputs = [(rel, data)]
     if hetero_bytes is not None:
-        outputs.append((f"{hw}/{hetero.HETERO_NAME}", hetero_bytes))
+        outputs.append((hetero_file(repo, hw), hetero_bytes))
     for out_rel, data in outputs:
         changed = write_if_changed(repo / out_rel, data)
         (result.written if changed else result.unchanged).append(out_rel)

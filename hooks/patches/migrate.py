@@ -39,6 +39,13 @@ class Outcome:
         return self.status != "error" and not self.notes
 
 
+def find_encrypted(repo: Path, hardwares: str) -> list[str]:
+    """`<root>/<DEV>/<hex>/<hex>.patch.encrypted` files: listed, never migrated (no key)."""
+    found = {p.relative_to(repo).as_posix() for root in {*OLD_ROOTS, hardwares}
+             for p in (repo / root).glob("*/*/*.patch.encrypted") if p.is_file()}
+    return sorted(found)
+
+
 def find_old_patches(repo: Path, hardwares: str) -> list[str]:
     """`<root>/<DEV>/<hex>/<hex>.patch` files under the old and current roots."""
     found: set[str] = set()
@@ -60,9 +67,14 @@ def migrate_one(repo: Path, old_rel: str, hardwares: str, *, dry_run: bool) -> O
     try:
         data = (repo / old_rel).read_bytes()
         mails = patchfile.split_mails(data)
-        base = patchfile.base_commit(data) or git.resolve_commit(repo, folder, what="base")
-    except (OSError, patchfile.PatchFileError, UsageError) as exc:
+    except (OSError, patchfile.PatchFileError) as exc:
         out.notes.append(f"cannot read it as a patch series: {exc}")
+        return out
+    try:
+        base = patchfile.base_commit(data) or git.resolve_commit(repo, folder, what="base")
+    except UsageError:
+        out.notes.append(f"its base {folder} is not a commit here; fetch the history that has "
+                         "it (git fetch --unshallow, or the upstream branch) and run again")
         return out
     out.new = hetero.patch_rel(hardwares, device, base[:8])
     with Scratch(repo) as gd:

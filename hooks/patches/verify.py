@@ -18,14 +18,40 @@ from flagbot.hooks.patches.devices import DEVICE_RE
 from flagbot.hooks.patches.scratch import Scratch
 
 _PATCH_NAME = re.compile(r"([0-9a-f]{8})\.patch")
+# FlagScale's original tools could store a patch encrypted with the vendor's RSA key; it is
+# listed so nobody mistakes it for checked, but its content cannot be read here.
+ENCRYPTED = ".patch.encrypted"
+PATCH_SUFFIXES = (".patch", ENCRYPTED)
 
 
 def find_patches(repo: Path, hardwares: str = "hardwares") -> list[str]:
-    """Repository-relative paths of every `*.patch` file under the hardwares folder, sorted."""
+    """Repository-relative `*.patch` and `*.patch.encrypted` files under hardwares/, sorted."""
     root = repo / hardwares
     if not root.is_dir():
         return []
-    return sorted(p.relative_to(repo).as_posix() for p in root.rglob("*.patch") if p.is_file())
+    return sorted(p.relative_to(repo).as_posix() for p in root.rglob("*.patch*")
+                  if p.name.endswith(PATCH_SUFFIXES) and p.is_file())
+
+
+def is_patch_path(rel: str) -> bool:
+    """Whether `rel` names a stored patch (plain or encrypted)."""
+    return rel.endswith(PATCH_SUFFIXES)
+
+
+def encrypted_finding(patch_rel: str) -> Finding:
+    """The warning for an encrypted patch: present, listed, not verifiable."""
+    return Finding(patch_rel, 0, WARNING, "patch-encrypted",
+                   "stored encrypted, so it was not applied or verified (flagbot has no key); "
+                   "to have it checked, decrypt it with the vendor's key and run flagbot "
+                   "migrate on the plain .patch")
+
+
+def old_format_finding(patch_rel: str) -> Finding:
+    """The one finding for a patch written by FlagScale's original tools (no base-commit line)."""
+    return Finding(patch_rel, 0, ERROR, "patch-old-format",
+                   "written by the original patch tools (no 'base-commit:' line, so its base "
+                   f"is only the folder name); convert it with `flagbot migrate {patch_rel}`, "
+                   "which applies it at that base and rewrites it in canonical form")
 
 
 def layout_problem(patch_rel: str, hardwares: str) -> str | None:
@@ -44,7 +70,13 @@ def layout_problem(patch_rel: str, hardwares: str) -> str | None:
 
 
 def read_checked(repo: Path, patch_rel: str, hardwares: str) -> tuple[bytes | None, list[Finding]]:
-    """The patch bytes and its layout findings (name, base-commit line, parseable mails)."""
+    """The patch bytes and its layout findings (name, base-commit line, parseable mails).
+
+    An encrypted patch gives only its warning; an old-format one (mails without a
+    `base-commit:` line) the finding that points at `flagbot migrate` instead of layout ones.
+    """
+    if patch_rel.endswith(ENCRYPTED):
+        return None, [encrypted_finding(patch_rel)]
     problem = layout_problem(patch_rel, hardwares)
     findings = [Finding(patch_rel, 0, ERROR, "patch-layout", problem)] if problem else []
     try:
@@ -59,10 +91,8 @@ def read_checked(repo: Path, patch_rel: str, hardwares: str) -> tuple[bytes | No
                                          f"not a format-patch series: {exc}; regenerate it "
                                          "with flagbot patch")]
     base = patchfile.base_commit(data)
-    if base is None:
-        findings.append(Finding(patch_rel, 0, ERROR, "patch-layout",
-                                "no 'base-commit: <id>' line; regenerate with flagbot patch "
-                                "(or flagbot migrate for old patches)"))
+    if base is None:  # its folder layout is migrate's business: one finding, not several
+        findings = [old_format_finding(patch_rel)]
     elif not problem and patch_rel.rsplit("/", 2)[1] != base[:8]:
         findings.append(Finding(patch_rel, 0, ERROR, "patch-layout",
                                 f"base-commit {base[:12]} does not match folder "

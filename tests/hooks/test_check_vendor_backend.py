@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -71,6 +72,20 @@ def test_unknown_folder_is_a_usage_error(tmp_path: Path) -> None:
     assert cvb.main(["--all", "--root", "nope"], cwd=str(tmp_path)) == 0
     with pytest.raises(Exception, match="no such vendor folder"):
         cvb.check_backends(tmp_path, ["backends/_missing"])
+
+
+def test_a_misspelt_path_is_a_usage_error(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    build_clean(tmp_path)
+    assert cvb.main(["backends/_acmee"], cwd=str(tmp_path)) == 2
+    assert "no such file or folder: backends/_acmee" in capsys.readouterr().err
+
+
+def test_nothing_staged_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    build_clean(tmp_path)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert cvb.main([], cwd=str(tmp_path)) == 0
+    assert "nothing to check: no staged changes under backends/" in capsys.readouterr().out
 
 
 def test_staged_mode_outside_git_is_a_usage_error(tmp_path: Path) -> None:

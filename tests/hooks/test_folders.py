@@ -13,6 +13,7 @@ from flagbot.hooks.folders import (
     DEFAULT_FOLDERS,
     configured_folder,
     flaggems_package_root,
+    hetero_file,
 )
 from tests.hooks.conftest import MakeRepo, Repo
 
@@ -69,6 +70,44 @@ def test_the_config_file_names_the_folders(make_repo: MakeRepo) -> None:
     assert configured_folder(repo.path, "hardwares") == "hw"
     assert configured_folder(repo.path, "backends") == "src/be"
     assert flaggems_package_root(repo.path) == "src/fg"
+
+
+@pytest.mark.parametrize("key, present, expected", [
+    ("backends", ["src/flag_gems/runtime/backend"], "src/flag_gems/runtime/backend"),
+    ("hardwares", ["hardware"], "hardware"),
+    ("hardwares", ["hardware", "hardwares"], "hardwares"),
+    ("backends", ["backends", "src/flag_gems/runtime/backend"], "backends"),
+    ("hardwares", ["tools/patch"], "hardwares"),
+])
+def test_without_configuration_the_layout_present_is_used(
+        make_repo: MakeRepo, key: str, present: list[str], expected: str) -> None:
+    repo = make_repo("detect")
+    for folder in present:
+        (repo.path / folder).mkdir(parents=True)
+    assert configured_folder(repo.path, key) == expected  # type: ignore[arg-type]
+
+
+def test_a_folder_the_config_names_beats_the_layout_present(make_repo: MakeRepo) -> None:
+    repo = make_repo("explicit")
+    (repo.path / "hardware").mkdir()
+    (repo.path / "src/flag_gems/runtime/backend").mkdir(parents=True)
+    repo.write(CONFIG_PATH, "hardwares: hardwares\n")
+    assert configured_folder(repo.path, "hardwares") == "hardwares"
+    assert configured_folder(repo.path, "backends") == "src/flag_gems/runtime/backend"
+
+
+@pytest.mark.parametrize("files, expected", [
+    ([], "hardware/hetero.txt"),
+    (["tools/patch/hetero.txt"], "tools/patch/hetero.txt"),
+    (["flagscale/patch/hetero.txt"], "flagscale/patch/hetero.txt"),
+    (["tools/patch/hetero.txt", "hardware/hetero.txt"], "hardware/hetero.txt"),
+])
+def test_hetero_txt_is_beside_the_patches_else_where_the_seed_tools_kept_it(
+        make_repo: MakeRepo, files: list[str], expected: str) -> None:
+    repo = make_repo("hetero")
+    for rel in files:
+        repo.write(rel, "")
+    assert hetero_file(repo.path, "hardware") == expected
 
 
 def test_a_folder_given_on_the_command_line_wins_without_reading_the_file(broken: Repo) -> None:

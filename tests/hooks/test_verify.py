@@ -106,7 +106,7 @@ def test_folder_not_matching_base_commit_is_a_layout_error(patched: Repo, tmp_pa
 
 @pytest.mark.parametrize("content, rule", [
     (b"just some text\n", "patch-corrupt"),
-    (b"From " + b"1" * 40 + b" Mon Sep 17 00:00:00 2001\nFrom: a <b>\nSubject: x\n\n---\n", "patch-layout"),
+    (b"From " + b"1" * 40 + b" Mon Sep 17 00:00:00 2001\nFrom: a <b>\nSubject: x\n\n---\n", "patch-old-format"),
     (b"From " + b"1" * 40 + b" Mon Sep 17 00:00:00 2001\nFrom: a <b>\nSubject: x\n\n---\n"
      b"diff --git a/x.bin b/x.bin\nBinary files a/x.bin and b/x.bin differ\n", "patch-corrupt"),
 ])
