@@ -45,10 +45,18 @@ def load_settings(cwd: str | None) -> Settings:
     return settings.with_overrides(state_dir=state_dir.resolve())
 
 
-def setup_logging(level: str) -> None:
-    """One log format for serve and worker (gunicorn logs its own lines)."""
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def setup_logging(args: argparse.Namespace, settings: Settings) -> Settings:
+    """Text or JSON lines, secrets redacted (`bot/logs.py`), for serve and worker; returns the
+    settings with the chosen format, which serve hands to gunicorn (it logs its own lines)."""
+    from flagbot.bot import logs
+
+    settings = settings.with_overrides(log_format=args.log_format or settings.log_format)
+    try:
+        logs.setup(args.log_level, settings.log_format, (
+            settings.webhook_secret, settings.webhook_secret_previous, settings.private_key))
+    except ValueError as exc:
+        raise UsageError(f"FLAGBOT_LOG_FORMAT: {exc}") from exc
+    return settings
 
 
 def add_worker_options(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +68,12 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retry-delays", default="5,30", metavar="S,S",
                         help="back-off before each retry of a failed handler (default %(default)s)")
     parser.add_argument("--log-level", default="info")
+    parser.add_argument("--log-format", choices=("text", "json"), default=None,
+                        help="text lines, or one JSON object per line (default: "
+                        "FLAGBOT_LOG_FORMAT, else text)")
+    parser.add_argument("--stop-timeout", type=float, default=60.0, metavar="S",
+                        help="on SIGTERM, give running jobs this long to finish, then put them "
+                        "back in the queue (default %(default)s)")
 
 
 def bot_handlers(settings: Settings) -> Handlers:
@@ -192,8 +206,7 @@ def use_metrics_dir(settings: Settings) -> Settings:
 def serve(args: argparse.Namespace, *, cwd: str | None = None,
           handlers: HandlersFactory = bot_handlers, app: str = WSGI_APP) -> int:
     """Run gunicorn serving `app` and, in SQLite mode, a worker running `handlers` in process."""
-    setup_logging(args.log_level)
-    settings = serving_settings(cwd)
+    settings = setup_logging(args, serving_settings(cwd))
     bind = args.bind or f"0.0.0.0:{settings.port}"
     try:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
@@ -229,7 +242,7 @@ def serve(args: argparse.Namespace, *, cwd: str | None = None,
             except subprocess.TimeoutExpired:
                 child.kill()
         if worker is not None:
-            worker.stop(graceful=True)
+            worker.stop(graceful=True, timeout_s=args.stop_timeout)
         if checkpointer is not None:
             checkpointer.stop()
     log.info("stopped: %s", why)
@@ -256,8 +269,7 @@ def worker_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) ->
 def work(args: argparse.Namespace, *, cwd: str | None = None,
          handlers: HandlersFactory = bot_handlers) -> int:
     """Run a worker with `handlers` until SIGTERM/SIGINT."""
-    setup_logging(args.log_level)
-    settings = serving_settings(cwd)
+    settings = setup_logging(args, serving_settings(cwd))
     checkpointer = sqlite_checkpointer(settings)
     worker = make_worker(settings, args, handlers)
     if args.metrics_port:
@@ -269,7 +281,7 @@ def work(args: argparse.Namespace, *, cwd: str | None = None,
     try:
         why = wait_for_signal()
     finally:
-        worker.stop(graceful=True)
+        worker.stop(graceful=True, timeout_s=args.stop_timeout)
         if checkpointer is not None:
             checkpointer.stop()
     log.info("worker stopped: %s", why)
