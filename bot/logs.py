@@ -32,7 +32,7 @@ REDACTED = "[redacted]"
 PATTERNS = [
     re.compile(r"\bgh[pousr]_[A-Za-z0-9_]{16,}"),
     re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+"),
+    re.compile(r"\beyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"),
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S),
     re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),
     re.compile(r"(?i)(?<=authorization: )(?:token|bearer|basic) \S+"),
