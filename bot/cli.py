@@ -127,21 +127,26 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def wait_for_signal(child: subprocess.Popen[bytes] | None = None) -> str:
-    """Block until SIGTERM/SIGINT (or the child exits); return what happened."""
-    stop = threading.Event()
-    reason: list[str] = []
+class StopSignals:
+    """SIGTERM/SIGINT caught from construction on, so a signal that arrives while the worker
+    starts is not the default (instant) death; `wait` blocks until one came."""
 
-    def on_signal(signum: int, _frame: Any) -> None:
-        reason.append(signal.Signals(signum).name)
-        stop.set()
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.reason: list[str] = []
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    while not stop.wait(0.5):
-        if child is not None and child.poll() is not None:
-            return f"gunicorn exited with status {child.returncode}"
-    return reason[0]
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        self.reason.append(signal.Signals(signum).name)
+        self.stop.set()
+
+    def wait(self, child: subprocess.Popen[bytes] | None = None) -> str:
+        """Block until SIGTERM/SIGINT (or the child exits); return what happened."""
+        while not self.stop.wait(0.5):
+            if child is not None and child.poll() is not None:
+                return f"gunicorn exited with status {child.returncode}"
+        return self.reason[0]
 
 
 def serve_parser() -> argparse.ArgumentParser:
@@ -218,6 +223,7 @@ def serve(args: argparse.Namespace, *, cwd: str | None = None,
 
     for line in missing_config(settings):
         log.warning("not configured: %s", line)
+    signals = StopSignals()
     checkpointer = sqlite_checkpointer(settings)
     in_process = settings.run_worker_in_process and not settings.redis_url and not args.no_worker
     worker = make_worker(settings, args, handlers) if in_process else None
@@ -233,7 +239,7 @@ def serve(args: argparse.Namespace, *, cwd: str | None = None,
             # low-priority holder would make the webhook workers wait (priority inversion)
             worker.start()
         settle_heap()
-        why = wait_for_signal(child)
+        why = signals.wait(child)
     finally:
         if child.poll() is None:
             child.terminate()
@@ -270,6 +276,7 @@ def work(args: argparse.Namespace, *, cwd: str | None = None,
          handlers: HandlersFactory = bot_handlers) -> int:
     """Run a worker with `handlers` until SIGTERM/SIGINT."""
     settings = setup_logging(args, serving_settings(cwd))
+    signals = StopSignals()
     checkpointer = sqlite_checkpointer(settings)
     worker = make_worker(settings, args, handlers)
     if args.metrics_port:
@@ -279,7 +286,7 @@ def work(args: argparse.Namespace, *, cwd: str | None = None,
     worker.start()
     settle_heap()
     try:
-        why = wait_for_signal()
+        why = signals.wait()
     finally:
         worker.stop(graceful=True, timeout_s=args.stop_timeout)
         if checkpointer is not None:
