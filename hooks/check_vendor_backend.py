@@ -8,22 +8,19 @@ their ids: hooks/backend/rules.py; user guide: docs/hooks.md.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from flagbot.hooks import unchecked
-from flagbot.hooks.backend.check import check_vendor
-from flagbot.hooks.backend.context import FlagGemsContext, find_package, load_context
+from flagbot.hooks.backend import runner
+from flagbot.hooks.backend.context import FlagGemsContext, find_package, load_context, vendors_file
 from flagbot.hooks.backend.discover import (
     folder_of,
     folders_for_paths,
     staged_paths,
     vendor_folders,
 )
-from flagbot.hooks.backend.pysrc import Sources
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.folders import (
@@ -48,7 +45,7 @@ def flaggems_context(repo: Path, root: Path, package: str | None) -> FlagGemsCon
         package = flaggems_package_root(repo, option="--flaggems DIR or --no-context")
     if package is not None:
         pkg = (repo / package).resolve()
-        if not (pkg / "runtime" / "common.py").is_file():
+        if vendors_file(pkg) is None:
             raise UsageError(f"{package}: not a flag_gems package (no runtime/common.py)",
                              hint="point --flaggems at src/flag_gems, or pass --no-context")
         return load_context(pkg, root)
@@ -73,19 +70,12 @@ def check_backends(repo: Path, folders: list[str] | None = None, *, root: str | 
         if missing:
             raise UsageError(f"no such vendor folder: {', '.join(missing)}",
                              hint=f"vendor folders live under {backend_root(repo, root)}/_<vendor>")
-    ctx = flaggems_context(repo, root_path, flaggems) if context and targets else None
-    if jobs > 1 and len(targets) >= 2 * jobs and "fork" in multiprocessing.get_all_start_methods():
-        # Vendors are independent; forked workers share the loaded context copy-on-write.
-        chunks = [targets[i::jobs] for i in range(jobs)]
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            parts = pool.map(_check_chunk, [repo] * jobs, chunks, [ctx] * jobs)
-            return sorted(f for part in parts for f in part)
-    return sorted(_check_chunk(repo, targets, ctx))
+    def load() -> FlagGemsContext | None:
+        return flaggems_context(repo, root_path, flaggems) if context and targets else None
 
-
-def _check_chunk(repo: Path, folders: list[Path], ctx: FlagGemsContext | None) -> list[Finding]:
-    sources = Sources()
-    return [f for folder in folders for f in check_vendor(repo, folder, sources, ctx)]
+    if jobs > 1 and len(targets) >= 2 * jobs and runner.can_fork():
+        return runner.run_parallel(repo, targets, load, jobs)
+    return runner.run_serial(repo, targets, load)
 
 
 def default_jobs() -> int:

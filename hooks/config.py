@@ -79,11 +79,16 @@ DEFAULTS: dict[str, Any] = {
     "flaggems": {
         "package_root": None,
     },
+    # backend names routing files may use beyond those the FlagOS plugin's parser accepts
+    "routing": {
+        "backends": [],
+    },
 }
 
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
 DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
 COLOR_RE = re.compile(r"^[0-9a-fA-F]{6}$")
+BACKEND_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class ConfigError(Exception):
@@ -193,6 +198,10 @@ def validate(raw: dict[str, Any]) -> list[str]:
     elif not isinstance(flaggems.get("package_root"), (str, type(None))):
         problems.append(f"flaggems.package_root: must be a folder path, got "
                         f"{flaggems.get('package_root')!r}")
+    routing = raw.get("routing")
+    names = routing.get("backends") if isinstance(routing, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) and BACKEND_RE.match(n) for n in names):
+        problems.append(f"routing.backends: must be a list of backend names like my_npu, got {names!r}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")
