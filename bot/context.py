@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from flagbot.bot.github import ChangedFile, GitHubClient
 from flagbot.bot.settings import Settings
+from flagbot.bot.store.feed import LabelLog
 from flagbot.hooks.config import ConfigError, RepoConfig
 
 
@@ -103,6 +104,8 @@ class Context:
     config: RepoConfig | None
     config_error: ConfigError | None
     dry_run: bool = False
+    # where labeled PRs are recorded for the downstream feed (None: not recorded)
+    label_log: LabelLog | None = None
 
     @property
     def action(self) -> str:
