@@ -224,7 +224,7 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
     backend = Backend(settings, ledger, queue)
     app_check, watch = AppCheck(settings), QueueWatch(stuck_after_s)
     app = Flask("flagbot")
-    for line in missing_config(settings):
+    for line in [] if settings.startup_warned else missing_config(settings):
         log.warning("flagbot: not configured: %s", line)
 
     @app.post("/webhook")

@@ -223,6 +223,7 @@ def serve(args: argparse.Namespace, *, cwd: str | None = None,
 
     for line in missing_config(settings):
         log.warning("not configured: %s", line)
+    settings = settings.with_overrides(startup_warned=True)
     signals = StopSignals()
     checkpointer = sqlite_checkpointer(settings)
     in_process = settings.run_worker_in_process and not settings.redis_url and not args.no_worker

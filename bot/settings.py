@@ -16,6 +16,7 @@ PUBLIC_API_URL = "https://api.github.com"
 CHECKPOINTS_ENV = "FLAGBOT_SQLITE_CHECKPOINTS"
 METRICS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 LOG_FORMAT_ENV = "FLAGBOT_LOG_FORMAT"
+STARTUP_WARNED_ENV = "FLAGBOT_STARTUP_WARNED"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class Settings:
     # `text`, or `json` for one object per line (FLAGBOT_LOG_FORMAT; --log-format sets it for
     # serve's gunicorn child too)
     log_format: str = "text"
+    # the "not configured" start-up warnings were already printed by `flagbot serve`, so its
+    # gunicorn workers stay quiet (one set of lines per start, not one per process)
+    startup_warned: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -70,6 +74,7 @@ class Settings:
             background_checkpoints=env.get(CHECKPOINTS_ENV) == "background",
             metrics_dir=Path(env[METRICS_ENV]) if env.get(METRICS_ENV) else None,
             log_format=env.get(LOG_FORMAT_ENV) or "text",
+            startup_warned=env.get(STARTUP_WARNED_ENV) == "1",
         )
 
     @property
@@ -93,7 +98,7 @@ class Settings:
 
     def child_environ(self, base: Mapping[str, str]) -> dict[str, str]:
         """`base` plus the variables that give a child process (gunicorn) these settings'
-        state dir, checkpoint mode, metrics folder and log format."""
+        state dir, checkpoint mode, metrics folder, log format and warnings already given."""
         env = dict(base, FLAGBOT_STATE_DIR=str(self.state_dir))
         if self.background_checkpoints:
             env[CHECKPOINTS_ENV] = "background"
@@ -101,4 +106,6 @@ class Settings:
             env[METRICS_ENV] = str(self.metrics_dir)
         if self.log_format != "text":
             env[LOG_FORMAT_ENV] = self.log_format
+        if self.startup_warned:
+            env[STARTUP_WARNED_ENV] = "1"
         return env
