@@ -231,7 +231,8 @@ def run_check(backend: Backend, options: CheckOptions, baseline: Baseline | None
             if op.spec is not None and not op.skip_status and not op.error:
                 cases = (len(op.spec.cases(options.shapes)) * len(options.seeds)
                          * len(dtypes_for(op.spec, options.dtypes)[0]))
-            report.op(index, len(chosen), op.name, cases)
+            report.op(index, len(chosen), op.name, cases,
+                      op.skip_status or ("error" if op.error else None))
         entries.append(check_backend_op(op, options, device, measure, base, report))
     verdicts = [gates.Verdict(e["verdict"]["status"], e["verdict"]["reason"]) for e in entries]
     return entries, gates.exit_code(verdicts, options.near_fails)

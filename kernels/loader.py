@@ -204,14 +204,16 @@ def _mark_disabled(op: BackendOp, unused: list[str]) -> None:
 
 
 def _mark_unregistered(backend: Backend) -> None:
-    """With the real FlagGems imported from the backend's own tree, an op whose function its
-    operator table does not hold is not used on this device (FlagGems versions differ on
-    whether a vendor folder's ops apply to NVIDIA, for one): reported, never gated."""
+    """With FlagGems imported from the backend's own tree and running for this very vendor
+    (its `vendor_name`, detected on this device), an op whose function FlagGems' operator table
+    does not hold is not used here (FlagGems versions differ on whether a vendor folder's ops
+    apply to NVIDIA, for one): reported, never gated."""
     module = sys.modules.get("flag_gems")
     table = getattr(module, "_FULL_CONFIG", None)
     file = getattr(module, "__file__", None)
     if table is None or file is None or backend.flaggems is None or \
-            Path(file).resolve().parent != backend.flaggems.resolve():
+            Path(file).resolve().parent != backend.flaggems.resolve() or \
+            getattr(module, "vendor_name", None) != backend.vendor_name:
         return
     held = {id(item[1]) for item in table if len(item) > 1}
     version = getattr(module, "__version__", "?")

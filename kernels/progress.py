@@ -46,9 +46,10 @@ class Progress:
         left = elapsed / self.done * (self.total - self.done)
         return f"; about {duration(left)} left"
 
-    def op(self, index: int, count: int, name: str, cases: int) -> None:
-        """An op starts."""
-        self._say(f"[{index}/{count}] {name}: {cases} accuracy cases{self._left()}")
+    def op(self, index: int, count: int, name: str, cases: int, skip: str | None = None) -> None:
+        """An op starts (`skip`: the status of one that is only listed)."""
+        what = skip or f"{cases} accuracy cases{self._left()}"
+        self._say(f"[{index}/{count}] {name}: {what}")
 
     def case(self, name: str, label: str, weight: float) -> None:
         """A case finished; said only when the last line is CASE_INTERVAL_S old."""

@@ -140,8 +140,17 @@ def markdown(report: dict[str, Any]) -> str:
                      f"{_fmt(_worst_error(op), '.1e')} | {_speed_cell(op)} | "
                      f"**{op['verdict']['status']}** |")
     notes = [f"- `{op['op']}`: {op['verdict']['reason']}" for op in report["ops"]
-             if op["verdict"]["status"] not in ("pass", "unmeasured")
+             if op["verdict"]["status"] not in ("pass", "unmeasured", "not checked")
              or "slower on" in op["verdict"]["reason"]]
+    unchecked = [f"{op['op']} ({op['aten']})" for op in report["ops"]
+                 if op["verdict"]["status"] == "not checked"]
+    if unchecked:
+        notes.append(f"- not checked (no input maker in kernels/registry.py yet): "
+                     f"{', '.join(unchecked)}")
+    others = [f"{f['function']} ({f['source']})" for f in b.get("not_operators") or ()]
+    if others:
+        notes.append(f"- functions FlagGems registers for no aten operator (not checked): "
+                     f"{', '.join(others)}")
     if b.get("error"):
         notes.insert(0, f"- backend: {b['error']}")
     if b.get("arch") or b.get("arch_note"):
