@@ -203,12 +203,16 @@ def import_unique(folder: Path, forced_arch: str | None) -> Modules:
 def import_backend(folder: Path, flaggems: Path | None, forced_arch: str | None) -> Modules:
     """The backend's modules; `flaggems` is the FlagGems package it belongs to (or None).
 
-    With a FlagGems package, that package's parent goes on `sys.path` (the backend's kernels
-    import `flag_gems.utils` and the like) unless `flag_gems` is already imported.
+    With a FlagGems package, that package's parent is on `sys.path` while the backend imports
+    (its kernels import `flag_gems.utils` and the like) unless `flag_gems` is already imported.
     """
     if flaggems is None:
         return import_unique(folder, forced_arch)
-    if "flag_gems" not in sys.modules and str(flaggems.parent) not in sys.path:
-        sys.path.insert(0, str(flaggems.parent))
     in_tree = folder.parent.parent.parent == flaggems
-    return (import_flaggems_style if in_tree else import_unique)(folder, forced_arch)
+    how = import_flaggems_style if in_tree else import_unique
+    if "flag_gems" in sys.modules:
+        return how(folder, forced_arch)
+    # Once imported, `flag_gems` and its submodules resolve through sys.modules: the path
+    # entry is needed only while the backend's modules import.
+    with _path_first(flaggems.parent):
+        return how(folder, forced_arch)
