@@ -48,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--shapes", choices=("ci", "full", "auto"), default="auto",
                        help="ci = tiny (CPU), full = device sizes; auto = full on a GPU")
     check.add_argument("--seeds", type=int, default=3, help="random inputs per case (default 3)")
-    check.add_argument("--json", help="write the report (schema flagbot.kernels.report/1)")
+    check.add_argument("--json", help="write the report (schema flagbot.kernels.report/2)")
     check.add_argument("--markdown", help="write the PR-comment table")
     check.add_argument("--min-speedup", type=float, default=1.30,
                        help="override gate: speedup vs the generic kernel (default 1.30)")
