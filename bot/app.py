@@ -182,8 +182,11 @@ def record_and_queue(backend: Backend, wants: Wants, event: str, delivery_id: st
             return 503, {"error": f"queue unavailable ({exc}); the delivery is recorded and "
                          "runs when a worker's sweep finds it or GitHub redelivers it"}
     metrics.delivery(event, recorded.outcome)
+    note = recorded.note
+    if recorded.outcome == "dropped" and event in handlers.HANDLERS:
+        note = f"the bot does not act on {event}.{action}"  # the event has a handler, not this action
     return 202, {"delivery": delivery_id, "event": event, "outcome": recorded.outcome,
-                 "note": recorded.note}
+                 "note": note}
 
 
 def health(settings: Settings, backend: Backend, app_check: AppCheck, watch: QueueWatch) -> Response:
