@@ -23,6 +23,9 @@ Read top-down, the modules tell the story of one delivery:
 
 Around the flow: settings.py (the only reader of the environment), metrics.py (/metrics),
 cli.py (`flagbot serve`, `flagbot worker`, `flagbot replay`), wsgi.py (gunicorn's entry),
-replay.py and dryrun.py (`flagbot replay`), and serving/, the measured tricks that let
-`flagbot serve` acknowledge 500 deliveries/s on two cores, kept out of the flow's way.
+replay.py and dryrun.py (`flagbot replay`), setup.py and app.yml (`flagbot setup`: the App's
+registration), feed.py and labeled.py (the downstream feed and `flagbot labeled`, reading the
+label log that handlers/downstream.py writes into store/feed*.py), and serving/, the measured
+tricks that let `flagbot serve` acknowledge 500 deliveries/s on two cores, kept out of the
+flow's way.
 """

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from flagbot.bot.github import ChangedFile, GitHubClient
 from flagbot.bot.settings import Settings
+from flagbot.bot.store.feed import LabelLog
 from flagbot.hooks.config import ConfigError, RepoConfig
 
 
@@ -105,6 +106,8 @@ class Context:
     dry_run: bool = False
     # deliveries the worker records and runs later: {"id", "event", "payload", "delay_s"}
     follow_ups: list[dict[str, Any]] = field(default_factory=list)
+    # where labeled PRs are recorded for the downstream feed (None: not recorded)
+    label_log: LabelLog | None = None
 
     @property
     def action(self) -> str:

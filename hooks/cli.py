@@ -28,6 +28,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("flagbot.bot.cli:serve_main", "run the GitHub App webhook server"),
     "worker": ("flagbot.bot.cli:worker_main", "run a queue worker (Redis mode)"),
     "replay": ("flagbot.bot.cli:replay_main", "run the handlers for one recorded event"),
+    "setup": ("flagbot.bot.setup:main", "register the GitHub App (GitHub's manifest flow)"),
+    "labeled": ("flagbot.bot.labeled:main", "list PRs the bot labeled, merged ones first (the feed)"),
     "kernels": ("flagbot.kernels.cli:main", "Triton kernel accuracy/performance checks"),
 }
 

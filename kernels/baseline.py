@@ -73,6 +73,21 @@ FLAGGEMS_OPS: dict[str, tuple[str, Adapter]] = {
     "sum": ("sum.dim_IntList", _reduction),
     "mean": ("mean.dim", _reduction),
     "mm": ("mm", _as_is),
+    # Specs without a generic kernel are called with the aten schema: FlagGems' functions as is.
+    "sub": ("sub.Tensor", _as_is),
+    "div": ("div.Tensor", _as_is),
+    "sqrt": ("sqrt", _as_is),
+    "rsqrt": ("rsqrt", _as_is),
+    "exp": ("exp", _as_is),
+    "fill": ("fill.Scalar", _as_is),
+    "addmm": ("addmm", _as_is),
+    "bmm": ("bmm", _as_is),
+    "max": ("max.dim", _as_is),
+    "argmax": ("argmax", _as_is),
+    "cumsum": ("cumsum", _as_is),
+    "embedding": ("embedding", _as_is),
+    "index_select": ("index_select", _as_is),
+    "cat": ("cat", _as_is),
 }
 
 
@@ -105,13 +120,25 @@ class Baseline:
                 "ops": sorted(self.ops) if self.name == "flaggems" else None, "note": self.note}
 
 
+def _generic_flaggems(module: Any, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """FlagGems' own function of `fn`'s name: the operator table already holds the vendor's or
+    architecture folder's replacement (Hopper's `mm` on an H100), which is the candidate, not
+    the op it replaces. `flag_gems.ops` and `flag_gems.fused` keep the generic ones."""
+    name = getattr(fn, "__name__", "")
+    for package in ("ops", "fused"):
+        generic = getattr(getattr(module, package, None), name, None)
+        if callable(generic):
+            return generic  # type: ignore[no-any-return]
+    return fn
+
+
 def flaggems_ops(module: Any) -> dict[str, Callable[..., torch.Tensor]]:
-    """Generic op name -> FlagGems' registered function, wrapped to the generic signature."""
+    """Generic op name -> FlagGems' generic function for it, wrapped to the spec's signature."""
     table: dict[str, Callable[..., Any]] = {}
     for item in getattr(module, "_FULL_CONFIG", ()):
         if len(item) > 2 and not item[2]():
             continue
-        table.setdefault(item[0], item[1])
+        table.setdefault(item[0], _generic_flaggems(module, item[1]))
     ops = {}
     for name, (aten, adapt) in FLAGGEMS_OPS.items():
         fn = table.get(aten)

@@ -16,8 +16,9 @@ from flagbot.kernels.accuracy import AccuracyCase, check_op, dtype_name
 from flagbot.kernels.backend_utils import interpreted
 from flagbot.kernels.baseline import Baseline, resolve
 from flagbot.kernels.loader import Backend, BackendOp
+from flagbot.kernels.progress import BASE_WEIGHT, Progress
 from flagbot.kernels.registry import lookup
-from flagbot.kernels.spec import Case, OpSpec
+from flagbot.kernels.spec import Case, OpSpec, numel
 
 INTERPRETER_SKIP = "the CPU interpreter computes bf16 on raw bit patterns (tl.dot); GPU only"
 
@@ -40,21 +41,47 @@ def can_measure() -> bool:
     return torch.cuda.is_available() and not interpreted()
 
 
+def provided(backend: Backend) -> str:
+    """The ops a backend provides, for messages (`softmax, mm`)."""
+    names = sorted({op.name for op in backend.ops if not op.error})
+    return ", ".join(names) if names else "none"
+
+
 def select(backend: Backend, wanted: Sequence[str] | None) -> list[BackendOp]:
     """The backend's ops, or those named in `wanted` (unknown or absent names become errors)."""
     if not wanted:
         return list(backend.ops)
     chosen: list[BackendOp] = []
     for name in wanted:
-        match = [op for op in backend.ops if name in (op.name, op.aten)]
+        match = [op for op in backend.ops if name in (op.name, op.aten, op.function)]
         if match:
             chosen.extend(match)
             continue
         spec = lookup(name)
-        reason = (f"the backend does not provide {name!r}" if spec else
-                  f"unknown op {name!r}: not in kernels/registry.py")
+        where = backend.path.name
+        reason = (f"--ops {name}: {where} does not provide {name!r} (it provides "
+                  f"{provided(backend)}); the generic {name} is the library's own, checked by "
+                  "its tests: drop it from --ops, or add an override to the backend" if spec else
+                  f"--ops {name}: unknown op {name!r}: kernels/registry.py has no spec by that "
+                  f"name ({backend.path.name} provides {provided(backend)})")
         chosen.append(BackendOp(name=name, func=None, spec=spec, error=reason))
     return chosen
+
+
+def accuracy_weight(op: BackendOp, options: CheckOptions) -> float:
+    """The op's accuracy work in element-weighted units (see kernels/progress.py)."""
+    if op.spec is None or op.func is None or op.error or op.skip_status:
+        return 0.0
+    dtypes, _ = dtypes_for(op.spec, options.dtypes)
+    per_seed = sum(numel(c.shape) + BASE_WEIGHT for c in op.spec.cases(options.shapes))
+    return float(per_seed * len(dtypes) * len(options.seeds))
+
+
+def interpreter_estimate(ops: Sequence[BackendOp], options: CheckOptions) -> float:
+    """Seconds the CPU interpreter will take for the accuracy cases of `ops`, roughly."""
+    from flagbot.kernels.progress import INTERPRETER_ELEMENTS_PER_S
+
+    return sum(accuracy_weight(op, options) for op in ops) / INTERPRETER_ELEMENTS_PER_S
 
 
 def dtypes_for(spec: OpSpec, wanted: Sequence[torch.dtype] | None) -> tuple[list[torch.dtype],
@@ -117,19 +144,33 @@ def _ratios(kind: str, perf: dict[str, Any]) -> list[gates.Ratio]:
     return [gates.Ratio(**c[key]) for c in perf["cases"] if c.get(key)]
 
 
+def _listed_only(entry: dict[str, Any], op: BackendOp) -> dict[str, Any]:
+    """The entry of an op reported but never run: disabled, or no spec to check it with."""
+    entry["accuracy"] = {"status": "not run", "skipped": [], "cases": []}
+    entry["performance"] = {"status": "not measured", "reason": op.skip, "cases": []}
+    entry["verdict"] = {"status": op.skip_status, "reason": op.skip, "value": None}
+    return entry
+
+
 def check_backend_op(op: BackendOp, options: CheckOptions, device: torch.device,
-                     measure: bool, baseline: Baseline | None = None) -> dict[str, Any]:
+                     measure: bool, baseline: Baseline | None = None,
+                     progress: Progress | None = None) -> dict[str, Any]:
     """The report entry of one op: accuracy cases, performance cases, verdict.
 
-    An override is timed against `baseline`'s op (FlagGems' or the generic kernel; default the
-    generic kernel); a new op against torch native.
+    An op is an override when there is something it replaces: `baseline`'s op (FlagGems' or
+    the generic kernel; default the generic kernel), timed and gated against it; otherwise a
+    new op, gated against torch native.
     """
-    entry: dict[str, Any] = {"op": op.name, "aten": op.aten, "kind": op.kind,
-                             "function": getattr(op.func, "__qualname__", None)}
     base: tuple[str, Callable[..., Any] | None] = ("generic", None)
-    if op.spec is not None and op.kind == "override":
+    if op.spec is not None:
         base = (baseline or Baseline("generic", "", "generic")).for_spec(op.spec)
+    kind = "override" if op.spec is not None and base[1] is not None else op.kind
+    entry: dict[str, Any] = {"op": op.name, "aten": op.aten, "kind": kind,
+                             "function": getattr(op.raw or op.func, "__qualname__", None),
+                             "source": op.source}
     entry["baseline"] = base[0] if base[1] is not None else None
+    if op.skip_status:
+        return _listed_only(entry, op)
     accuracy: list[AccuracyCase] = []
     perf: dict[str, Any] = {"status": "not measured", "reason": None, "cases": []}
     errors: list[str] = []
@@ -137,7 +178,15 @@ def check_backend_op(op: BackendOp, options: CheckOptions, device: torch.device,
     if op.spec is not None and op.func is not None and not op.error:
         dtypes, skipped = dtypes_for(op.spec, options.dtypes)
         cases = op.spec.cases(options.shapes)
-        accuracy = check_op(op.spec, op.func, cases, dtypes, device, options.seeds)
+        done = None
+        if progress is not None:
+            report = progress
+
+            def done(case: Case, dtype: torch.dtype, seeds: int) -> None:
+                report.case(op.name, f"{dtype_name(dtype)} {case.id}",
+                            (numel(case.shape) + BASE_WEIGHT) * seeds)
+
+        accuracy = check_op(op.spec, op.func, cases, dtypes, device, options.seeds, done)
         errors += [c.error for c in accuracy if c.error and c.max_abs_err is None]
         failed = sum(not c.ok for c in accuracy)
         if not measure:
@@ -148,8 +197,8 @@ def check_backend_op(op: BackendOp, options: CheckOptions, device: torch.device,
             if perf["status"] == "error":
                 errors.append(f"during timing: {perf['reason']}")
     failed = sum(not c.ok for c in accuracy)
-    ratios = _ratios(op.kind, perf) if perf["status"] == "measured" else None
-    verdict = gates.op_verdict(op.kind, len(accuracy), failed, errors, ratios, options.thresholds,
+    ratios = _ratios(kind, perf) if perf["status"] == "measured" else None
+    verdict = gates.op_verdict(kind, len(accuracy), failed, errors, ratios, options.thresholds,
                                op.error)
     entry["accuracy"] = {"status": "pass" if accuracy and failed == 0 else
                          ("not run" if not accuracy else "fail"),
@@ -164,7 +213,7 @@ def check_backend_op(op: BackendOp, options: CheckOptions, device: torch.device,
     return entry
 
 
-def source_of(func: Callable[..., Any] | None, root: Path) -> dict[str, Any] | None:
+def location_of(func: Callable[..., Any] | None, root: Path) -> dict[str, Any] | None:
     """Where the backend defines `func`: `{"path", "line"}` relative to the backend folder, or
     None when it is defined elsewhere (a generic op, a library) or cannot be found."""
     target = inspect.unwrap(func) if func is not None else None
@@ -182,19 +231,30 @@ def source_of(func: Callable[..., Any] | None, root: Path) -> dict[str, Any] | N
     return {"path": rel.as_posix(), "line": max(int(line), 1)}
 
 
-def run_check(backend: Backend, options: CheckOptions,
-              baseline: Baseline | None = None) -> tuple[list[dict[str, Any]], int]:
+def run_check(backend: Backend, options: CheckOptions, baseline: Baseline | None = None,
+              progress: bool = False) -> tuple[list[dict[str, Any]], int]:
     """Check every selected op; (report entries, exit code). Never stops at a failing op.
 
-    `baseline` defaults to resolving `options.baseline` (which may raise BaselineUnavailable).
+    `baseline` defaults to resolving `options.baseline` (which may raise BaselineUnavailable);
+    `progress` reports each op and slow cases on stderr.
     """
     measure = can_measure()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     base = baseline or resolve(options.baseline)
+    chosen = select(backend, options.ops)
+    # Timing roughly doubles a case's work on a GPU; the estimate only needs proportions.
+    report = Progress(sum(accuracy_weight(op, options) for op in chosen)) if progress else None
     entries = []
-    for op in select(backend, options.ops):
-        entry = check_backend_op(op, options, device, measure, base)
-        entry["source"] = source_of(op.func, backend.path)
+    for index, op in enumerate(chosen, 1):
+        if report is not None:
+            cases = 0
+            if op.spec is not None and not op.skip_status and not op.error:
+                cases = (len(op.spec.cases(options.shapes)) * len(options.seeds)
+                         * len(dtypes_for(op.spec, options.dtypes)[0]))
+            report.op(index, len(chosen), op.name, cases,
+                      op.skip_status or ("error" if op.error else None))
+        entry = check_backend_op(op, options, device, measure, base, report)
+        entry["location"] = location_of(op.raw or op.func, backend.path)
         entries.append(entry)
     verdicts = [gates.Verdict(e["verdict"]["status"], e["verdict"]["reason"]) for e in entries]
     return entries, gates.exit_code(verdicts, options.near_fails)

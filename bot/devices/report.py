@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA = "flagbot.kernels.report"
-SCHEMA_VERSION = 1
+SCHEMA_VERSIONS = (1, 2)  # 2 added verdicts `disabled` and `not checked`; read alike here
 MAX_REPORT_BYTES = 4 * 1024 * 1024
 MAX_OPS = 200
 MAX_CASES = 20_000  # accuracy cases per op
@@ -23,7 +23,7 @@ MAX_TEXT = 500
 OP_NAME_RE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 SOURCE_RE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}")
 KINDS = ("override", "new", "unknown")
-VERDICTS = ("pass", "fail", "near", "unmeasured", "error")
+VERDICTS = ("pass", "fail", "near", "unmeasured", "error", "disabled", "not checked")
 PERF = ("measured", "not measured", "error")
 
 
@@ -101,11 +101,11 @@ def _choice(value: Any, allowed: tuple[str, ...], what: str) -> str:
 def _source(value: Any, where: str) -> tuple[str, int] | None:
     if value is None:
         return None
-    path, line = _get(value, "path", where + "source."), _get(value, "line", where + "source.")
+    path, line = _get(value, "path", where + "location."), _get(value, "line", where + "location.")
     if not isinstance(path, str) or not SOURCE_RE.fullmatch(path) or ".." in path.split("/"):
-        raise ReportError(f"{where}source.path: must be a relative path inside the backend")
+        raise ReportError(f"{where}location.path: must be a relative path inside the backend")
     if isinstance(line, bool) or not isinstance(line, int) or not 1 <= line <= 10_000_000:
-        raise ReportError(f"{where}source.line: must be a positive line number")
+        raise ReportError(f"{where}location.line: must be a positive line number")
     return path, line
 
 
@@ -142,7 +142,7 @@ def _op(raw: Any, i: int) -> OpResult:
         speedup=speedup,
         performance=_choice(_get(perf, "status", where + "performance."), PERF,
                             where + "performance.status"),
-        source=_source(raw.get("source"), where),
+        source=_source(raw.get("location"), where),
     )
 
 
@@ -156,8 +156,9 @@ def parse_report(data: bytes) -> Report:
         raise ReportError(f"report.json is not JSON: {str(exc)[:200]}") from None
     if not isinstance(doc, dict):
         raise ReportError("report.json: the top level must be an object")
-    if doc.get("schema") != SCHEMA or doc.get("schema_version") != SCHEMA_VERSION:
-        raise ReportError(f"report.json: expected schema {SCHEMA} version {SCHEMA_VERSION}, got "
+    if doc.get("schema") != SCHEMA or doc.get("schema_version") not in SCHEMA_VERSIONS \
+            or isinstance(doc.get("schema_version"), bool):
+        raise ReportError(f"report.json: expected schema {SCHEMA} version 1 or 2, got "
                           f"{str(doc.get('schema'))[:60]!r} version {str(doc.get('schema_version'))[:10]}")
     env = _get(doc, "environment", "")
     device = _get(env, "device", "environment.")

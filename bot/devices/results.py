@@ -14,7 +14,8 @@ from flagbot.bot.devices.report import Report
 from flagbot.bot.handlers import checkruns
 from flagbot.hooks.findings import ERROR, Finding
 
-ICONS = {"pass": "✅", "fail": "❌", "near": "➖", "unmeasured": "✅", "error": "❌"}
+ICONS = {"pass": "✅", "fail": "❌", "near": "➖", "unmeasured": "✅", "error": "❌",
+         "disabled": "➖", "not checked": "➖"}
 TOLERANCE = 1e-9
 
 
@@ -63,7 +64,7 @@ def from_report(report: Report, device: Device, rule: Rules, run_url: str | None
         lines.append(f"| {code(op.name, 64)} | {op.kind} | {op.passed}/{op.cases} | {err} | "
                      f"{speed(op.speedup, op.kind, op.performance)} | "
                      f"{ICONS.get(op.verdict, '')} **{op.verdict}** |")
-    notes = [op for op in report.ops if op.verdict not in ("pass", "unmeasured")]
+    notes = [op for op in report.ops if op.verdict not in ("pass", "unmeasured", "disabled")]
     if notes:
         lines.append("")
     for op in notes:

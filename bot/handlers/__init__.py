@@ -16,6 +16,7 @@ from flagbot.bot.context import Context, field_of
 from flagbot.bot.github.app import GitHubApp
 from flagbot.bot.handlers import deadline, issue_comment, pull_request, workflow_run
 from flagbot.bot.settings import Settings
+from flagbot.bot.store.feed import LabelLog
 from flagbot.bot.workspace import GitWorkspace
 
 
@@ -66,6 +67,16 @@ class BotHandlers:
     def __init__(self, settings: Settings, github: GitHubApp | None = None) -> None:
         self.settings = settings
         self.github = github or GitHubApp(settings)
+        self._label_log: LabelLog | None = None
+
+    @property
+    def label_log(self) -> LabelLog:
+        """The downstream label log, opened on first use."""
+        if self._label_log is None:
+            from flagbot.bot.store.factory import open_label_log
+
+            self._label_log = open_label_log(self.settings)
+        return self._label_log
 
     def wants(self, event: str, payload: dict[str, Any]) -> bool:
         """True when some handler reacts to this delivery (the module function `wants`)."""
@@ -99,7 +110,7 @@ class BotHandlers:
                                  token=lambda: self.github.installation_token(installation))
         config, error = repo_config.load(client, default_branch)
         ctx = Context(self.settings, delivery_id, event, payload, full_name, default_branch,
-                      client, workspace, config, error)
+                      client, workspace, config, error, label_log=self.label_log)
         return run_context(ctx)
 
 

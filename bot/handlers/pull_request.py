@@ -13,17 +13,17 @@ from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, labels, patches, summary
+from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 
-ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited")
+ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed")
 # GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).
 FILES_CAP = 3000
 
 
 def wants(payload: dict[str, Any]) -> bool:
-    """Opened, pushed, reopened, ready for review, its base branch changed, or a person labelled it."""
+    """Opened, pushed, reopened, ready for review, base branch changed, labelled by a person, or closed."""
     action = payload.get("action")
     if action == "edited":
         return "base" in (payload.get("changes") or {})
@@ -42,6 +42,8 @@ def config_failure(name: str, problems: list[str]) -> CheckResult:
 
 def handle(ctx: Context) -> dict[str, Any]:
     """Run the whole flow for one `pull_request` delivery; returns what each step did."""
+    if ctx.action == "closed":  # merged or closed: only the downstream label log changes
+        return downstream.closed(ctx)
     pr = PullRequest.from_payload(ctx.payload)
     client = ctx.client
     head = client.pull_head(pr.number)
@@ -92,9 +94,10 @@ def handle(ctx: Context) -> dict[str, Any]:
     body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
     done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
     labels.add_wanted(client, pr.number, change)
+    recorded = downstream.record_labels(ctx, wanted, change)
     return {"files": len(files), "files_from_git": capped, "regenerated": regen.outcome,
             **({"kernels": kernels} if kernels else {}),
-            "labels_added": list(change.to_add),
+            "feed_labels": recorded, "labels_added": list(change.to_add),
             "labels_removed": list(change.to_remove),
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
 

@@ -219,6 +219,29 @@ class Emulator:
             it.updated_at = iso()
             return changes
 
+    def merge_pull(self, repo: RepoRef, number: int, at: float | None = None) -> str:
+        """Merge PR `number` (a merge commit of its head onto the base branch, whose tree is the
+        head's: enough for a head that contains the base); close it; return the merge sha."""
+        with self.state.lock:
+            rs = self._rs(repo)
+            it = self._issue(rs, number)
+            bare = rs.repo.bare_path
+            tip = self._branch_sha(rs.repo, it.base_ref)
+            sha = gitstore.git(bare, "-c", "user.name=GitHub", "-c", "user.email=noreply@github.com",
+                               "commit-tree", f"{it.head_sha}^{{tree}}", "-p", tip, "-p", it.head_sha,
+                               "-m", f"Merge pull request #{number}").decode().strip()
+            gitstore.update_ref(bare, f"refs/heads/{it.base_ref}", sha)
+            it.state, it.merge_commit_sha = "closed", sha
+            it.closed_at = it.merged_at = it.updated_at = iso(at)
+            return sha
+
+    def close_pull(self, repo: RepoRef, number: int, at: float | None = None) -> None:
+        """Close PR `number` without merging it."""
+        with self.state.lock:
+            it = self._issue(self._rs(repo), number)
+            it.state = "closed"
+            it.closed_at = it.updated_at = iso(at)
+
     def set_permission(self, repo: RepoRef, user: str, permission: str) -> None:
         """Set `user`'s collaborator role: admin/maintain/write/triage/read/none."""
         if permission not in LEGACY_PERMISSION:

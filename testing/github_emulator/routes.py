@@ -7,16 +7,20 @@ import re
 from testing.github_emulator import routes_actions as actions
 from testing.github_emulator import routes_checks as checks
 from testing.github_emulator import routes_issues as issues
+from testing.github_emulator import routes_manifest as manifest
 from testing.github_emulator import routes_pulls as pulls
 from testing.github_emulator import routes_repo as repo
 from testing.github_emulator.server import Handler, Route
 
 R = "/repos/{owner}/{repo}"
-# which credential a route needs: App JWT, installation token, or none (artifact storage)
-APP, INST, ANY = "app", "installation", "any"
+APP, INST = "app", "installation"  # which credential a route needs: App JWT or installation token
+ANY = "any"  # no credential needed (the manifest flow)
 
 # (method, path template, credential, handler); first match wins, so specific paths come first.
 TABLE: list[tuple[str, str, str, Handler]] = [
+    ("POST", "/settings/apps/new", ANY, manifest.new_app),
+    ("POST", "/organizations/{org}/settings/apps/new", ANY, manifest.new_app),
+    ("POST", "/app-manifests/{code}/conversions", ANY, manifest.convert),
     ("POST", "/app/installations/{id}/access_tokens", APP, repo.create_token),
     ("GET", "/app", APP, repo.get_app),
     ("GET", "/app/installations", APP, repo.list_installations),

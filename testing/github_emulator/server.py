@@ -164,7 +164,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = unquote(split.path)
         body: Any = None
         parse_error = False
-        if raw.strip():
+        if self.headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
+            body = dict(parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True))
+        elif raw.strip():
             try:
                 body = json.loads(raw)
             except ValueError:

@@ -75,6 +75,9 @@ class Issue:
     base_sha: str = ""
     draft: bool = False
     maintainer_can_modify: bool = False  # a fork's author lets maintainers (and Apps) push
+    closed_at: str | None = None
+    merged_at: str | None = None
+    merge_commit_sha: str | None = None
 
 
 @dataclass
@@ -165,6 +168,9 @@ class State:
         self.calls: list[Call] = []
         self._next = 3_000_000_000  # above 2**31 like GitHub ids, so int32 assumptions fail in tests
         self.seq = 0  # commit clock of emulator-made commits
+        # App manifest flow: code -> (manifest, owner, expiry epoch); Apps registered through it
+        self.manifests: dict[str, tuple[dict[str, Any], str, float]] = {}
+        self.registered_apps: list[dict[str, Any]] = []
 
     def next_id(self) -> int:
         """A fresh object id, unique across all kinds (GitHub ids are global too)."""

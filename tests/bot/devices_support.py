@@ -86,13 +86,13 @@ def op(name: str, verdict: str = "pass", ok: bool = True, source: str | None = "
             "performance": {"status": "measured", "reason": None, "cases": []},
             "verdict": {"status": verdict, "reason": reason,
                         "value": None if speedup is None else {"median": speedup, "low": speedup, "high": speedup}},
-            "source": {"path": source, "line": 3} if source else None}
+            "source": "ops", "location": {"path": source, "line": 3} if source else None}
 
 
 def report(ops: list[dict[str, Any]], *, exit_code: int = 0, min_speedup: float = 1.25,
            backend_path: str = "/home/runner/work/FlagGems/src/backends/_a_x100") -> dict[str, Any]:
     """A schema-1 report of a GPU run."""
-    return {"schema": "flagbot.kernels.report", "schema_version": 1,
+    return {"schema": "flagbot.kernels.report", "schema_version": 2,
             "tool": {"name": "flagbot kernels", "version": "0.1.0"}, "created": "2026-11-26T00:00:00+00:00",
             "command": ["kernels", "check"],
             "environment": {"python": "3.11", "torch": "2.11.0", "triton": "3.6.0", "numpy": "2",

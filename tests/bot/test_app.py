@@ -204,3 +204,23 @@ def test_many_concurrent_deliveries_all_land_in_the_ledger(server, settings) -> 
 
 def test_signature_helper_in_tests_is_independent_of_the_app() -> None:
     assert sign(VECTOR_BODY, VECTOR_SECRET) == VECTOR_SIG
+
+
+def test_an_unhandled_action_of_a_handled_event_is_named_as_such(tmp_path: Path) -> None:
+    from tests.bot.core_support import make_settings, sign
+
+    client = create_app(make_settings(tmp_path / "state")).test_client()  # the bot's own wants
+
+    def deliver(event: str, action: str, delivery: str) -> dict[str, str]:
+        raw = json.dumps({"action": action, "repository": {"full_name": "o/r"},
+                          "installation": {"id": 1}}).encode()
+        reply = client.post("/webhook", data=raw, headers={
+            "Content-Type": "application/json", "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery, "X-Hub-Signature-256": sign(raw)})
+        assert reply.status_code == 202
+        return reply.get_json()
+
+    assigned = deliver("pull_request", "assigned", "d-1")
+    assert assigned["outcome"] == "dropped"
+    assert assigned["note"] == "the bot does not act on pull_request.assigned"
+    assert deliver("star", "created", "d-2")["note"] == "no handler for this event"

@@ -80,7 +80,7 @@ def test_dry_run_reads_config_from_the_working_tree(emu, repo, tmp_path, capsys)
 def test_unhandled_action_is_reported_and_exits_zero(emu, repo, tmp_path, capsys) -> None:
     open_pr(emu, repo, {"x.md": "x\n"})
     payload = tmp_path / "p.json"
-    payload.write_text(json.dumps(emu.payload(event="pull_request", action="closed", repo=repo, number=1)))
+    payload.write_text(json.dumps(emu.payload(event="pull_request", action="assigned", repo=repo, number=1)))
     assert main([str(payload), "--event", "pull_request", "--dry-run"]) == 0
     assert "nothing to do" in capsys.readouterr().out
 
@@ -88,7 +88,7 @@ def test_unhandled_action_is_reported_and_exits_zero(emu, repo, tmp_path, capsys
 @pytest.mark.parametrize("action,changes,wanted", [
     ("opened", None, True), ("synchronize", None, True), ("reopened", None, True),
     ("ready_for_review", None, True), ("edited", {"base": {"ref": {"from": "old"}}}, True),
-    ("edited", {"title": {"from": "x"}}, False), ("closed", None, False), ("labeled", None, True),
+    ("edited", {"title": {"from": "x"}}, False), ("closed", None, True), ("labeled", None, True),
 ])
 def test_wants_pull_request_actions_and_only_base_edits(action, changes, wanted) -> None:
     payload = {"action": action, **({"changes": changes} if changes else {})}
