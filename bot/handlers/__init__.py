@@ -39,9 +39,17 @@ HANDLERS: dict[str, Handler] = {
                             "kernel checks: a device-check run finished -> its check run's verdict"),
     "workflow_job": Handler(workflow_run.wants_job, workflow_run.handle_job,
                             "kernel checks: a runner took a device-check job -> in progress"),
+}
+# Deliveries the worker makes for itself (a handler's follow-up), never accepted from a webhook.
+INTERNAL: dict[str, Handler] = {
     deadline.EVENT: Handler(deadline.wants, deadline.handle,
                             "kernel checks: a run with no report in time -> timed out"),
 }
+
+
+def handler_for(event: str) -> Handler | None:
+    """The handler of a GitHub event or of one of the worker's own follow-ups."""
+    return HANDLERS.get(event) or INTERNAL.get(event)
 
 
 def wants(event: str, payload: dict[str, Any]) -> bool:
@@ -52,7 +60,9 @@ def wants(event: str, payload: dict[str, Any]) -> bool:
 
 def run_context(ctx: Context) -> dict[str, Any]:
     """Run the event's handler on a built context (shared by the worker and `flagbot replay`)."""
-    result = HANDLERS[ctx.event].run(ctx)
+    handler = handler_for(ctx.event)
+    assert handler is not None
+    result = handler.run(ctx)
     return {
         "delivery": ctx.delivery_id, "event": ctx.event, "action": ctx.action,
         "repository": ctx.full_name, "dry_run": ctx.dry_run, **result,
@@ -87,7 +97,8 @@ class BotHandlers:
 
         The caller holds the repository's lock (`worker.run_locked`).
         """
-        if not wants(event, payload):
+        handler = handler_for(event)
+        if handler is None or not isinstance(payload, dict) or not handler.wants(payload):
             return {"delivery": delivery_id, "event": event, "skipped": "no handler wants it"}
         installation = int(field_of(payload, "installation", "id"))
         try:
@@ -114,4 +125,4 @@ class BotHandlers:
         return run_context(ctx)
 
 
-__all__ = ["HANDLERS", "BotHandlers", "Handler", "run_context", "wants"]
+__all__ = ["HANDLERS", "INTERNAL", "BotHandlers", "Handler", "handler_for", "run_context", "wants"]
