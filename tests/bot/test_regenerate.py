@@ -122,7 +122,7 @@ def test_a_device_label_added_by_a_person_regenerates(emu, settings, repo) -> No
     assert not pull_request.wants(bot_labelled)
     other = emu.payload(event="pull_request", action="labeled", repo=repo, number=1,
                         sender="alice", label={"name": "bug"})
-    assert bot_for(settings).run("l-1", "pull_request", other)["skipped"] == "not a device label"
+    assert bot_for(settings).run("l-1", "pull_request", other)["skipped"] == "not a device or ci label"
     labelled = emu.payload(event="pull_request", action="labeled", repo=repo, number=1,
                            sender="alice", label={"name": "device: A_X100"})
     assert bot_for(settings).run("l-2", "pull_request", labelled)["regenerated"] == "pushed"
