@@ -107,7 +107,10 @@ def test_labels_are_the_configured_defaults() -> None:
     documented = set(first_column(section(REFERENCE, "## Labels")))
     labels = DEFAULTS["labels"]
     assert documented == {labels["privateuse1"]["name"],
-                          labels["vendor"]["pattern"].replace("{device}", "<DEV>")}
+                          labels["needs_ok_to_test"]["name"],
+                          labels["vendor"]["pattern"].replace("{device}", "<DEV>"),
+                          labels["device"]["pattern"].replace("{device}", "<DEV>"),
+                          labels["ci"]["pattern"].replace("{device}", "<device>")}
 
 
 def test_check_runs_are_the_handlers_names() -> None:
