@@ -51,7 +51,8 @@ class Modules:
     names: str  # "flaggems" or "unique": how the modules were named
 
 
-def _exec(name: str, path: Path, package: bool) -> ModuleType:
+def exec_module_at(name: str, path: Path, *, package: bool = False) -> ModuleType:
+    """Import the file (or package folder) at `path` as module `name`; nothing left on failure."""
     init = path / "__init__.py" if package else path
     spec = importlib.util.spec_from_file_location(
         name, init, submodule_search_locations=[str(path)] if package else None)
@@ -188,7 +189,7 @@ def import_unique(folder: Path, forced_arch: str | None) -> Modules:
     slug = re.sub(r"\W", "_", folder.name)
     name = f"flagbot_backend_{next(_COUNTER)}_{slug}"
     with _backend_utils(None):
-        package = _exec(name, folder, package=True)
+        package = exec_module_at(name, folder, package=True)
         ops = importlib.import_module(f"{name}.ops")
         fused = _optional(f"{name}.fused")
         arch, note = arch_key(package, forced_arch)

@@ -8,7 +8,6 @@ The index is plain JSON on purpose: tools that must not import torch read it dir
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sys
@@ -16,6 +15,8 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from flagbot.kernels.backend_import import exec_module_at
 
 ROOT = Path(__file__).resolve().parents[1] / "experimental"
 INDEX = "_metadata.json"
@@ -88,18 +89,7 @@ def load_function(root: Path, record: dict[str, Any]) -> Callable[..., Any]:
     path = root / record["module"]
     slug = re.sub(r"\W", "_", str(record["module"]).removesuffix(".py"))
     name = f"flagbot_experimental_{zlib.crc32(str(root).encode()):08x}_{slug}"
-    module = sys.modules.get(name)
-    if module is None:
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"{path}: cannot be loaded")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            del sys.modules[name]
-            raise
+    module = sys.modules.get(name) or exec_module_at(name, path)
     func: Callable[..., Any] = getattr(module, record["entry"])
     return func
 
