@@ -23,17 +23,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import logging
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from testing.bot_e2e import app_settings, post_delivery, serving, wait_until  # noqa: E402
+from testing.bot_e2e import paced_bot, post_delivery, wait_until  # noqa: E402
 from testing.github_emulator import Emulator, gitstore  # noqa: E402
 from testing.github_emulator.state import EmuRepo  # noqa: E402
 
@@ -110,19 +108,14 @@ def main() -> int:
                         help="seconds between runs (lets the write bucket refill, as in bench_bot_e2e)")
     parser.add_argument("--spacing", type=float, default=1.0, help="write spacing (production: 1 s)")
     args = parser.parse_args()
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    with tempfile.TemporaryDirectory(prefix="bench-acts-") as tmp_name:
-        tmp = Path(tmp_name)
-        with Emulator(tmp / "gh") as emu:
-            settings = app_settings(emu, tmp / "state", write_spacing_s=args.spacing, write_burst=10)
-            results: dict[str, list[float]] = {}
-            with serving(settings) as url:
-                for i in range(args.runs):
-                    if i:
-                        time.sleep(args.gap)
-                    for kind, seconds in one_run(emu, url, tmp, args.files, i).items():
-                        results.setdefault(kind, []).append(seconds)
-                        print(f"run {i + 1} {kind}: {seconds:.2f} s", flush=True)
+    results: dict[str, list[float]] = {}
+    with paced_bot("bench-acts-", args.spacing) as (emu, url, tmp):
+        for i in range(args.runs):
+            if i:
+                time.sleep(args.gap)
+            for kind, seconds in one_run(emu, url, tmp, args.files, i).items():
+                results.setdefault(kind, []).append(seconds)
+                print(f"run {i + 1} {kind}: {seconds:.2f} s", flush=True)
     print(f"\n{args.files}-file patch, {args.runs} runs (delivery POST -> branch pushed / answered)")
     for kind, values in results.items():
         print(f"  {kind:<13} median {statistics.median(values):.2f} s  max {max(values):.2f} s")

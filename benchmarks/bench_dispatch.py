@@ -17,16 +17,14 @@ Measured from just before the signed POST to the moment the emulator receives
 from __future__ import annotations
 
 import argparse
-import logging
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from testing.bot_e2e import app_settings, post_delivery, serving, wait_until  # noqa: E402
+from testing.bot_e2e import paced_bot, post_delivery, wait_until  # noqa: E402
 from testing.github_emulator import Emulator  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,17 +76,12 @@ def main() -> int:
                              "(burst 10, one per --spacing) must refill, as between real PRs")
     parser.add_argument("--spacing", type=float, default=1.0, help="write spacing (production: 1 s)")
     args = parser.parse_args()
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    with tempfile.TemporaryDirectory(prefix="bench-dispatch-") as tmp_name:
-        tmp = Path(tmp_name)
-        with Emulator(tmp / "gh") as emu:
-            settings = app_settings(emu, tmp / "state", write_spacing_s=args.spacing, write_burst=10)
-            results: dict[str, list[float]] = {}
-            with serving(settings) as url:
-                for i in range(args.runs):
-                    for kind, ms in one_run(emu, url, i, args.gap).items():
-                        results.setdefault(kind, []).append(ms)
-                        print(f"run {i + 1} {kind}: {ms:.0f} ms", flush=True)
+    results: dict[str, list[float]] = {}
+    with paced_bot("bench-dispatch-", args.spacing) as (emu, url, _tmp):
+        for i in range(args.runs):
+            for kind, ms in one_run(emu, url, i, args.gap).items():
+                results.setdefault(kind, []).append(ms)
+                print(f"run {i + 1} {kind}: {ms:.0f} ms", flush=True)
     print(f"\n{args.runs} runs (delivery POST -> dispatch call at the emulator)")
     for kind, values in results.items():
         print(f"  {kind:<8} median {statistics.median(values):.0f} ms  max {max(values):.0f} ms")

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import subprocess
+import tempfile
 import threading
 import time
 import uuid
@@ -129,3 +131,16 @@ def big_pr_files(repo: EmuRepo, work: Path, total: int = 300) -> dict[str, str |
 def base_files() -> dict[str, str | bytes]:
     """The default branch of the e2e repository."""
     return {"README.md": "FlagScale\n", "src/core.py": "x = 1\n", **clean_backend("_beta")}
+
+
+@contextmanager
+def paced_bot(prefix: str, spacing: float) -> Iterator[tuple[Emulator, str, Path]]:
+    """For benchmarks: an emulator and the served bot with GitHub write pacing (burst 10, then
+    one write per `spacing` seconds), in a temporary folder; yields (emulator, URL, folder)."""
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp_name:
+        tmp = Path(tmp_name)
+        with Emulator(tmp / "gh") as emu:
+            settings = app_settings(emu, tmp / "state", write_spacing_s=spacing, write_burst=10)
+            with serving(settings) as url:
+                yield emu, url, tmp
