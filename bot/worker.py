@@ -131,7 +131,14 @@ class Worker:
                       "GitHub redelivers it", row.id, row.event, row.attempts, error)
 
     def sweep(self) -> int:
-        """Queue again the rows a dead worker left (expired lease) or whose message was lost."""
+        """Queue again the rows a dead worker left (expired lease) or whose message was lost;
+        a row whose worker died during its last try is failed instead (a delivery that kills
+        its process is not run forever)."""
+        for delivery_id, event in self.ledger.fail_abandoned():
+            metrics.delivery(event, "failed")
+            log.error("delivery %s (%s): failed: its worker stopped during the last try "
+                      "(killed or crashed); it runs again when GitHub redelivers it",
+                      delivery_id, event)
         ids = self.ledger.stale(queued_grace_s=self.queued_grace_s)
         for delivery_id in ids:
             self.queue.enqueue(delivery_id)
