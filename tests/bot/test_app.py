@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 import http.client
-import logging
 import json
+import logging
 import socket
 import uuid
 from pathlib import Path

@@ -112,7 +112,7 @@ def test_a_delivery_that_kills_its_worker_fails_after_its_tries_and_shows_in_met
         started += 1
         proc = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
         try:
-            wait_for(lambda: proc.poll() is not None or status(settings, "poison-1") == "failed",
+            wait_for(lambda p=proc: p.poll() is not None or status(settings, "poison-1") == "failed",
                      30, "the worker to die or fail the delivery")
         finally:
             if proc.poll() is None:
