@@ -1,7 +1,8 @@
 """Builds backends from `testing/resources/backends/` for tests: clean copies and rule overlays.
 
 A broken case is `broken/<rule>/case.yaml` (base clean vendor, optional folder name, whether it
-sits inside the tiny FlagGems tree, files to delete) plus `files/` laid over the clean copy.
+sits inside the tiny FlagGems tree, files to delete, files to `grow` to a size with comment
+lines) plus `files/` laid over the clean copy.
 A form case (`forms/<name>/`) has the same layout and reproduces a form met in real vendor
 trees; its case.yaml adds `expect` (rule -> severity that must be reported) and `absent`
 (rules that must not be), and an optional `flaggems_files/` overlay on the FlagGems tree.
@@ -55,6 +56,10 @@ def _build(case_dir: Path, dest: Path) -> tuple[str, str]:
     files = case_dir / "files"
     if files.is_dir():
         shutil.copytree(files, folder, dirs_exist_ok=True)
+    for rel, size in case.get("grow", {}).items():  # comment lines up to `size` bytes
+        path = folder / rel
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("# padding\n" * (max(int(size) - path.stat().st_size, 0) // 10 + 1))
     return root, folder.relative_to(dest).as_posix()
 
 

@@ -83,4 +83,5 @@ def check_vendor(repo: Path, folder: Path, sources: Sources,
             keys = check_tune(v, tune)
             if context is not None and tune == folder / TUNE_FILE:
                 check_referenced(v, tune, keys, python_files(folder))
+    v.report_oversized()
     return v.findings

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flagbot.hooks.limits import MAX_SOURCE_BYTES, read_limited
+
 # Where each piece lives, relative to the `flag_gems` package directory (the package root is
 # configurable; the relative layout is FlagGems' own and stable since 2025-01).
 LAYOUT = {
@@ -50,17 +52,24 @@ def find_package(root: Path) -> Path | None:
 
 
 def _read(path: Path) -> str:
+    """The file's text; "" when unreadable or over the source size limit (context is a hint)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_limited(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
 
 
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return None
+
+
 def read_vendors(path: Path) -> frozenset[str] | None:
     """Lower-cased member names of `class vendors(Enum)` (what get_all_vendors() returns)."""
-    try:
-        tree = ast.parse(_read(path))
-    except SyntaxError:
+    tree = _parse(_read(path))
+    if tree is None:
         return None
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "vendors":
@@ -79,9 +88,8 @@ def exported_names(text: str) -> set[str]:
     `flag_gems/__init__.py` does `from flag_gems.ops import *`, so these (not only the `def`s
     of the op files) are the generic functions a vendor op of the same name replaces.
     """
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _parse(text)
+    if tree is None:
         return set()
     names: set[str] = set()
     for node in ast.walk(tree):
