@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import copy
 import re
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from flagbot.kernels.yamlload import safe_load_bounded
+
 CONFIG_PATH = ".github/flagbot.yml"
+MAX_CONFIG_BYTES = 256 * 1024
 
 # Where PyTorch keeps its third-party device integration code, and where FlagOS plugins keep
 # their registration glue: a PR touching these changes what PrivateUse1 vendors build on.
@@ -86,6 +90,18 @@ DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
 COLOR_RE = re.compile(r"^[0-9a-fA-F]{6}$")
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+_SHORT.maxlevel, _SHORT.maxdict, _SHORT.maxlist = 2, 4, 4
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """`value` for an error message, cut short (a rejected value can be huge)."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - 3] + "..."
+    return _SHORT.repr(value)
+
+
 class ConfigError(Exception):
     """`.github/flagbot.yml` is unusable; `problems` lists every reason with its key."""
 
@@ -125,7 +141,7 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 def validate_labels(labels: dict[str, Any]) -> list[str]:
     """Problems in `labels`: names, globs, the vendor pattern, colours GitHub accepts."""
-    problems = [f"labels.{key}: unknown key (known: privateuse1, vendor)"
+    problems = [f"labels.{shown(key)}: unknown key (known: privateuse1, vendor)"
                 for key in labels if key not in ("privateuse1", "vendor")]
     pu1 = labels.get("privateuse1", {})
     if not isinstance(pu1, dict) or not isinstance(pu1.get("name"), str) or not pu1["name"].strip():
@@ -141,21 +157,35 @@ def validate_labels(labels: dict[str, Any]) -> list[str]:
             continue
         # GitHub takes a 6-digit hex colour without '#' and rejects anything else with a 422.
         if not isinstance(spec.get("color"), str) or not COLOR_RE.match(spec["color"]):
-            problems.append(f"labels.{kind}.color: must be 6 hex digits like 0e8a16, got {spec.get('color')!r}")
+            problems.append(f"labels.{kind}.color: must be 6 hex digits like 0e8a16, got "
+                            f"{shown(spec.get('color'))}")
         if not isinstance(spec.get("description", ""), str) or len(spec.get("description", "")) > 100:
             problems.append(f"labels.{kind}.description: must be a string of at most 100 characters")
     return problems
+
+
+def is_relative_folder(value: Any) -> bool:
+    """A non-empty path inside the repository: relative, no `..` part."""
+    return (isinstance(value, str) and bool(value) and not value.startswith(("/", "\\"))
+            and ".." not in re.split(r"[/\\]", value) and ":" not in value)
 
 
 def validate(raw: dict[str, Any]) -> list[str]:
     problems: list[str] = []
     for key in raw:
         if key not in DEFAULTS:
-            problems.append(f"{key}: unknown key (known: {', '.join(sorted(DEFAULTS))})")
+            problems.append(f"{shown(key)}: unknown key (known: {', '.join(sorted(DEFAULTS))})")
     for key in ("hardwares", "backends"):
         value = raw.get(key)
-        if not isinstance(value, str) or not value or value.startswith("/") or ".." in value.split("/"):
-            problems.append(f"{key}: must be a relative folder path, got {value!r}")
+        if not is_relative_folder(value):
+            problems.append(f"{key}: must be a relative folder path, got {shown(value)}")
+    flaggems = raw.get("flaggems")
+    package_root = flaggems.get("package_root") if isinstance(flaggems, dict) else None
+    if not isinstance(flaggems, dict):
+        problems.append("flaggems: must be a mapping")
+    elif package_root is not None and not is_relative_folder(package_root):
+        problems.append("flaggems.package_root: must be a folder path inside the repository "
+                        f"(relative, no '..'), got {shown(package_root)}")
     labels = raw.get("labels")
     if not isinstance(labels, dict):
         problems.append("labels: must be a mapping")
@@ -167,13 +197,13 @@ def validate(raw: dict[str, Any]) -> list[str]:
     else:
         for name, dev in devices.items():
             if not isinstance(name, str) or not DEVICE_RE.match(name):
-                problems.append(f"devices.{name}: not a device name like A_X100")
+                problems.append(f"devices.{shown(name)}: not a device name like A_X100")
             if not isinstance(dev, dict):
-                problems.append(f"devices.{name}: must be a mapping (runner, backend)")
+                problems.append(f"devices.{shown(name)}: must be a mapping (runner, backend)")
                 continue
             runner = dev.get("runner", [])
             if not isinstance(runner, list) or not all(isinstance(r, str) for r in runner):
-                problems.append(f"devices.{name}.runner: must be a list of runner labels")
+                problems.append(f"devices.{shown(name)}.runner: must be a list of runner labels")
     commands = raw.get("commands")
     if not isinstance(commands, dict):
         problems.append("commands: must be a mapping of command name to settings")
@@ -181,7 +211,8 @@ def validate(raw: dict[str, Any]) -> list[str]:
         for name, spec in commands.items():
             perm = spec.get("permission") if isinstance(spec, dict) else spec
             if perm not in PERMISSIONS:
-                problems.append(f"commands.{name}.permission: must be one of {', '.join(PERMISSIONS)}")
+                problems.append(f"commands.{shown(name)}.permission: must be one of "
+                                f"{', '.join(PERMISSIONS)}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")
@@ -189,7 +220,7 @@ def validate(raw: dict[str, Any]) -> list[str]:
         for key in ("override_min_speedup", "new_op_min_fraction_of_native"):
             value = kernels.get(key)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-                problems.append(f"kernels.{key}: must be a positive number, got {value!r}")
+                problems.append(f"kernels.{key}: must be a positive number, got {shown(value)}")
     return problems
 
 
@@ -197,10 +228,13 @@ def parse_config(text: str | None) -> RepoConfig:
     """Merge YAML `text` (None or empty = no file) over the defaults; raise ConfigError."""
     if not text or not text.strip():
         return RepoConfig()
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError([f"{CONFIG_PATH}: {len(text)} characters, over the "
+                           f"{MAX_CONFIG_BYTES}-character limit"])
     try:
-        loaded = yaml.safe_load(text)
+        loaded = safe_load_bounded(text)
     except yaml.YAMLError as exc:
-        raise ConfigError([f"{CONFIG_PATH}: not valid YAML: {exc}"]) from exc
+        raise ConfigError([f"{CONFIG_PATH}: not valid YAML: {shown(str(exc), 400)}"]) from exc
     if loaded is None:
         return RepoConfig()
     if not isinstance(loaded, dict):

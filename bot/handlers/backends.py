@@ -41,7 +41,8 @@ def run_checks(checkout: Path, config: RepoConfig, folders: list[str]) -> tuple[
     if not present:
         return [], []
     try:
-        return present, check_backends(checkout, present, root=config.backends)
+        # the default branch's config: the checkout's own .github/flagbot.yml is never read
+        return present, check_backends(checkout, present, config=config)
     except FlagbotError as exc:  # e.g. the backends root is misconfigured: say so on the PR
         return present, [Finding(present[0], 0, ERROR, "check-backend", str(exc))]
 

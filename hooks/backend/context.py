@@ -43,9 +43,12 @@ class FlagGemsContext:
     prefixes: tuple[str, ...] = ()  # constant heads of f-strings (f"mha_block_{n}")
 
 
-def find_package(root: Path) -> Path | None:
-    """The flag_gems package dir above `root` (it has runtime/common.py), if any."""
+def find_package(root: Path, top: Path | None = None) -> Path | None:
+    """The flag_gems package dir above `root` (it has runtime/common.py), if any, searched no
+    higher than `top` (the repository: nothing outside it is read)."""
     for parent in [root, *root.parents]:
+        if top is not None and not parent.is_relative_to(top):
+            return None
         if (parent / LAYOUT["vendors"]).is_file() and (parent / LAYOUT["registry"]).is_file():
             return parent
     return None
