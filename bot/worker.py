@@ -116,7 +116,8 @@ class Worker:
 
     def _failed(self, row: Delivery, exc: Exception) -> None:
         error = f"{type(exc).__name__}: {exc}"[:4000]
-        if row.tries_left > 0:
+        # `permanent` (e.g. sandbox.LimitExceeded): the same input fails the same way again
+        if row.tries_left > 0 and not getattr(exc, "permanent", False):
             step = min(MAX_TRIES - row.tries_left - 1, len(self.retry_delays_s) - 1)
             delay = self.retry_delays_s[max(step, 0)]
             self.ledger.fail(row.id, self.owner, error, retry_at=time.time() + delay)

@@ -5,13 +5,16 @@ Every step is find-then-update, so running a delivery twice writes nothing the s
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from flagbot.bot import sandbox
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile, Comment
 from flagbot.bot.handlers import backends, checkruns, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
+from flagbot.hooks.findings import Finding
 
 ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited")
 # GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).
@@ -94,11 +97,24 @@ def run_checks(ctx: Context, pr: PullRequest, config: RepoConfig,
     if not check_patches and not folders:
         return [patches.nothing_to_check(), backends.nothing_to_check()]
     with ctx.workspace.checkout(pr) as tree:
-        p_result = (patches.result(config, patch_list, patches.run_checks(tree, config, patch_list))
-                    if check_patches else patches.nothing_to_check())
-        if folders:
-            checked, findings = backends.run_checks(tree, config, folders)
-            b_result = backends.result(folders, checked, findings)
-        else:
-            b_result = backends.nothing_to_check()
+        # the PR's files are parsed in a child process with memory and time limits
+        patch_findings, backend_findings = sandbox.run_limited(
+            check_tree, tree, config, patch_list if check_patches else None, folders,
+            memory_mb=ctx.settings.check_memory_mb, timeout_s=ctx.settings.check_timeout_s,
+            what=f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}")
+    p_result = (patches.result(config, patch_list, patch_findings)
+                if patch_findings is not None else patches.nothing_to_check())
+    if backend_findings is not None:
+        b_result = backends.result(folders, *backend_findings)
+    else:
+        b_result = backends.nothing_to_check()
     return [p_result, b_result]
+
+
+def check_tree(tree: Path, config: RepoConfig, patch_list: list[str] | None,
+               folders: list[str]) -> tuple[list[Finding] | None, tuple[list[str], list[Finding]] | None]:
+    """Both checkers on a checkout (what runs in the limited child): the patches' findings
+    (None: not checked) and the backends' (checked folders, findings; None: not checked)."""
+    patch_findings = patches.run_checks(tree, config, patch_list) if patch_list is not None else None
+    backend_findings = backends.run_checks(tree, config, folders) if folders else None
+    return patch_findings, backend_findings
