@@ -79,7 +79,7 @@ def dry_run(repo: Path, delivery: str, event: str, payload: dict[str, Any]) -> d
 
 
 def run_on_github(settings: Any, delivery: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """Run the handlers as the worker would: as the App, under the repository's lock."""
+    """Run the handlers as the worker would: as the App, under the pull request's lock."""
     from flagbot.bot.handlers import BotHandlers
     from flagbot.bot.locks import RepoLocks
     from flagbot.bot.worker import run_locked

@@ -41,12 +41,26 @@ class Handlers(Protocol):
     def run(self, delivery_id: str, event: str, payload: dict[str, Any]) -> dict[str, Any]: ...
 
 
+def lock_key(repo: str, payload: dict[str, Any]) -> str:
+    """What a delivery's lock guards: its pull request or issue (`owner/name#N`), else the
+    repository's other deliveries (`owner/name#events`); never the repository's own lock,
+    which the git work takes inside."""
+    for holder in (payload.get("pull_request"), payload.get("issue"), payload):
+        number = holder.get("number") if isinstance(holder, dict) else None
+        if isinstance(number, int) and not isinstance(number, bool):
+            return f"{repo}#{number}"
+    return f"{repo}#events"
+
+
 def run_locked(locks: RepoLocks, handlers: Handlers, delivery_id: str, event: str,
                payload: dict[str, Any], repo: str | None) -> dict[str, Any]:
-    """Run the handlers of one delivery under its repository's lock (the one place it is taken)."""
+    """Run the handlers of one delivery under its pull request's lock (the one place it is
+    taken): one PR's deliveries one at a time, so no two race on its sticky comment. The git
+    work takes the repository's own lock inside (`workspace.GitWorkspace`), only while it
+    lasts, so no repository lock is held across paced GitHub writes."""
     lock: AbstractContextManager[None] = nullcontext()
-    if repo:  # one repository's deliveries one at a time: no racing sticky comments
-        lock = locks.hold(repo, timeout_s=LOCK_TIMEOUT_S)
+    if repo:
+        lock = locks.hold(lock_key(repo, payload), timeout_s=LOCK_TIMEOUT_S)
     with lock:
         result = handlers.run(delivery_id, event, payload)
     return result if isinstance(result, dict) else {"result": result}

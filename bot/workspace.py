@@ -18,7 +18,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -96,8 +96,11 @@ class GitWorkspace:
     """A bare clone of one repository under `cache_root`, and worktrees of PR heads beside it."""
 
     def __init__(self, cache_root: Path, full_name: str, clone_url: str,
-                 token: Callable[[], str | None] = lambda: None) -> None:
+                 token: Callable[[], str | None] = lambda: None,
+                 lock: Callable[[], AbstractContextManager[None]] = nullcontext) -> None:
         self.full_name = full_name
+        # the repository's lock, held while the cache or a worktree is in use (and only then)
+        self._lock = lock
         self.clone_url = clone_url
         self.git_dir = cache_root / "git" / f"{full_name}.git"
         self.trees = cache_root / "worktrees" / full_name
@@ -176,12 +179,20 @@ class GitWorkspace:
 
     def changed_files(self, pr: PullRequest) -> list[ChangedFile]:
         """The PR's files as GitHub counts them (merge base to head), without GitHub's 3000 cap."""
-        self.update(pr)
-        return diff_files(self.git_dir, pr.base_sha, pr.head_sha)
+        with self._lock():
+            self.update(pr)
+            return diff_files(self.git_dir, pr.base_sha, pr.head_sha)
 
     @contextmanager
     def checkout(self, pr: PullRequest) -> Iterator[Path]:
-        """A detached worktree at the PR head, removed afterwards (call under the repo lock)."""
+        """A detached worktree at the PR head, removed afterwards; the repository's lock is
+        held meanwhile."""
+        with self._lock():
+            with self._checkout(pr) as path:
+                yield path
+
+    @contextmanager
+    def _checkout(self, pr: PullRequest) -> Iterator[Path]:
         self.update(pr)
         # Under the repository lock no other worker uses a worktree of this repository, so
         # anything left in trees/ is from a worker killed mid-delivery: clear it.

@@ -51,7 +51,7 @@ def handle(ctx: Context) -> dict[str, Any]:
     if ctx.config is None:
         problems = ctx.config_error.problems if ctx.config_error else ["unreadable"]
         results = [config_failure(patches.NAME, problems), config_failure(backends.NAME, problems)]
-        done = {r.name: checkruns.publish(client, pr.head_sha, r) for r in results}
+        done = publish_all(ctx, pr, results)
         body = summary.render(summary.Summary(pr.head_sha, config_problems=problems,
                                               default_branch=ctx.default_branch), meta)
         done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
@@ -67,7 +67,7 @@ def handle(ctx: Context) -> dict[str, Any]:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
     labels.remove_stale(client, pr.number, change)
     results = run_checks(ctx, pr, ctx.config, files)
-    done = {r.name: checkruns.publish(client, pr.head_sha, r) for r in results}
+    done = publish_all(ctx, pr, results)
     report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
                              default_branch=ctx.default_branch)
     body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
@@ -76,6 +76,22 @@ def handle(ctx: Context) -> dict[str, Any]:
     return {"files": len(files), "files_from_git": capped, "labels_added": list(change.to_add),
             "labels_removed": list(change.to_remove),
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
+
+
+def publish_all(ctx: Context, pr: PullRequest, results: list[CheckResult]) -> dict[str, Any]:
+    """Write every check run; one that fails does not keep the others from being written
+    (the first error is raised after all were tried, so the delivery is retried)."""
+    done: dict[str, Any] = {}
+    errors: list[Exception] = []
+    for r in results:
+        try:
+            done[r.name] = checkruns.publish(ctx.client, pr.head_sha, r, ctx.settings.max_annotations)
+        except Exception as exc:  # the other check runs are still written
+            done[r.name] = f"failed: {type(exc).__name__}"
+            errors.append(exc)
+    if errors:
+        raise errors[0]
+    return done
 
 
 def plan_labels(ctx: Context, pr: PullRequest, wanted: dict[str, labels.WantedLabel],
