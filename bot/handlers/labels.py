@@ -14,6 +14,7 @@ from functools import lru_cache
 from github import GithubException
 
 from flagbot.bot.github import ChangedFile, GitHubClient, Label
+from flagbot.bot.handlers.markdown import code
 from flagbot.hooks.config import RepoConfig
 
 # Not a vendor: `_template` is the folder vendors copy to start their own backend folder.
@@ -127,13 +128,13 @@ def plan_labels(config: RepoConfig, paths: Sequence[str]) -> dict[str, WantedLab
     wanted: dict[str, WantedLabel] = {}
     if pu1_files:
         label = Label(pu1["name"], pu1.get("color", "5319e7"), pu1.get("description", ""))
-        reason = "matches " + ", ".join(f"`{g}`" for g in pu1_globs)
+        reason = "matches " + ", ".join(code(g) for g in pu1_globs)
         wanted[label.name] = WantedLabel(label, reason, tuple(pu1_files))
     for device, (folder, files) in sorted(devices.items()):
         name = vendor["pattern"].replace("{device}", device)
         label = Label(name, vendor.get("color", "0e8a16"),
                       str(vendor.get("description", "")).replace("{device}", device))
-        wanted[name] = WantedLabel(label, f"touches `{folder}/`", tuple(files))
+        wanted[name] = WantedLabel(label, f"touches {code(folder + '/')}", tuple(files))
     return wanted
 
 
@@ -175,7 +176,7 @@ def describe(wanted: dict[str, WantedLabel]) -> list[str]:
     """Summary lines: each label, why, and a few of its files."""
     lines = []
     for name, w in wanted.items():
-        shown = ", ".join(f"`{p}`" for p in w.files[:EXAMPLES_SHOWN])
+        shown = ", ".join(code(p) for p in w.files[:EXAMPLES_SHOWN])
         more = f" and {len(w.files) - EXAMPLES_SHOWN} more" if len(w.files) > EXAMPLES_SHOWN else ""
-        lines.append(f"- **{name}**: {w.reason} ({shown}{more})")
+        lines.append(f"- **{code(name)}**: {w.reason} ({shown}{more})")
     return lines

@@ -13,6 +13,7 @@ from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile, Comment
 from flagbot.bot.handlers import backends, checkruns, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.handlers.markdown import plain
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 from flagbot.hooks.findings import Finding
 
@@ -31,7 +32,7 @@ def wants(payload: dict[str, Any]) -> bool:
 
 def config_failure(name: str, problems: list[str]) -> CheckResult:
     """A failed check run that names every bad key of the configuration."""
-    text = "\n".join(f"- {p}" for p in problems)
+    text = "\n".join(f"- {plain(p)}" for p in problems)
     return CheckResult(name, "failure", f"invalid {CONFIG_PATH}",
                        f"`{CONFIG_PATH}` on the default branch has {len(problems)} problem(s); "
                        f"nothing was checked until it is fixed:\n\n{text}")

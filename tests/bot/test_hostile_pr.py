@@ -5,6 +5,7 @@ names become findings, and PR text cannot mention anyone."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +64,30 @@ def test_the_workers_lock_is_the_pull_requests() -> None:
     assert lock_key("o/r", {"pull_request": {"number": 7}}) == "o/r#7"
     assert lock_key("o/r", {"number": 3}) == "o/r#3"
     assert lock_key("o/r", {"action": "created"}) == "o/r#events"
+
+
+def mentions(markdown: str) -> list[str]:
+    """`@name`s GitHub would turn into mentions: outside code spans, no word joiner after `@`."""
+    outside = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", markdown, flags=re.S)
+    return re.findall(r"@(?!\u2060)[A-Za-z0-9-]+", outside)
+
+
+def test_names_from_the_pull_request_mention_no_one(emu: Emulator, settings: Settings) -> None:
+    from tests.bot.handlers_support import BASE_FILES, deliver, runs_by_name
+
+    repo = emu.create_repo("flagos/FlagScale", files=dict(BASE_FILES))
+    pr = open_pr(emu, repo, {"hardwares/A_X100/x`y @octocat.md": "x\n",
+                             "hardwares/A_X100/``@hubot``.md": "x\n",
+                             "hardwares/hetero.txt": "00000001: A_X100\n"})
+    deliver(emu, settings, repo, pr["number"])
+    [comment] = emu.comments(repo, pr["number"])
+    assert "octocat" in comment["body"] and mentions(comment["body"]) == []
+    for run in runs_by_name(emu, repo, pr["head"]["sha"]).values():
+        assert mentions(run["output"]["summary"] + (run["output"].get("text") or "")) == []
+
+
+def test_code_spans_survive_backticks() -> None:
+    from flagbot.bot.handlers.markdown import code, plain
+
+    assert code("a`b") == "``a`b``" and code("`x`") == "`` `x` ``"
+    assert mentions(code("@x ``@y``")) == [] and mentions(plain("@x `@y`")) == []

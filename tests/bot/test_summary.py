@@ -17,7 +17,7 @@ def test_summary_lists_labels_with_reasons_and_check_results(emu, settings, repo
     [comment] = bot_comments(emu, repo, pr["number"])
     body = comment["body"]
     assert body.startswith(summary.MARKER)
-    assert "**vendor: A_X100**: touches `hardwares/A_X100/`" in body
+    assert "**`vendor: A_X100`**: touches `hardwares/A_X100/`" in body
     assert "| flagbot / patches | ❌" in body and "| flagbot / backends | ✅" in body
     assert "flagbot hetero check" in body  # next steps name the command to run
 
