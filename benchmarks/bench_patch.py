@@ -196,11 +196,11 @@ def main() -> int:
                           lambda: timed(primitive_patch(repo, base, cur), repo, env))
 
     sys.path.insert(0, str(ROOT))
-    from flagbot.hooks import patch_cmd
+    from flagbot.hooks.patches import make
 
     def library() -> tuple[float, int]:
         t0 = time.perf_counter()
-        patch_cmd.make_patch(repo, ["A_X100"], base, cur)
+        make.make_patch(repo, ["A_X100"], base, cur)
         return time.perf_counter() - t0, 0
 
     lib, start = interleave(args.rounds, library, lambda: timed(flagbot("--version"), ROOT, env))

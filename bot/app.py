@@ -19,12 +19,14 @@ from urllib.parse import parse_qs
 from flask import Flask, Response, request
 from werkzeug.wsgi import get_content_length, get_input_stream
 
-from flagbot.bot import handlers, metrics
+from flagbot.bot import feed, handlers, metrics
+from flagbot.bot.health import STUCK_AFTER_S, AppCheck, QueueWatch
 from flagbot.bot.serving.fastpath import Answer, WebhookFastPath
 from flagbot.bot.settings import Settings
 from flagbot.bot.signature import verify
 from flagbot.bot.store import Ledger, Queue
-from flagbot.bot.store.factory import open_ledger, open_queue
+from flagbot.bot.store.factory import open_label_log, open_ledger, open_queue
+from flagbot.bot.store.feed import LabelLog
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -59,6 +61,7 @@ class Backend:
         self.settings = settings
         self._ledger = ledger
         self._queue = queue
+        self._label_log: LabelLog | None = None
         self._lock = threading.Lock()
 
     @property
@@ -76,6 +79,14 @@ class Backend:
                 if self._queue is None:
                     self._queue = open_queue(self.settings)
         return self._queue
+
+    @property
+    def label_log(self) -> LabelLog:
+        if self._label_log is None:
+            with self._lock:
+                if self._label_log is None:
+                    self._label_log = open_label_log(self.settings)
+        return self._label_log
 
 
 def reply(code: int, **body: Any) -> Response:
@@ -180,36 +191,52 @@ def record_and_queue(backend: Backend, wants: Wants, event: str, delivery_id: st
             return 503, {"error": f"queue unavailable ({exc}); the delivery is recorded and "
                          "runs when a worker's sweep finds it or GitHub redelivers it"}
     metrics.delivery(event, recorded.outcome)
+    note = recorded.note
+    if recorded.outcome == "dropped" and event in handlers.HANDLERS:
+        note = f"the bot does not act on {event}.{action}"  # the event has a handler, not this action
     return 202, {"delivery": delivery_id, "event": event, "outcome": recorded.outcome,
-                 "note": recorded.note}
+                 "note": note}
 
 
-def health(settings: Settings, backend: Backend) -> Response:
-    """GET /healthz: 200 when the queue answers and the ledger takes a write, else 503 + reason."""
+def health(settings: Settings, backend: Backend, app_check: AppCheck, watch: QueueWatch) -> Response:
+    """GET /healthz: 200 when the queue answers and moves, the ledger takes a write and the App
+    (when configured) authenticates; else 503 with the reasons."""
     checks: dict[str, str] = {}
     ok = True
     try:
-        checks["queue"] = f"ok ({backend.queue.depth()} waiting)"
+        waiting = backend.queue.depth()
     except Exception as exc:
         ok, checks["queue"] = False, f"unreachable: {exc}"
+    else:
+        try:
+            beacons = backend.ledger.beacons()
+        except Exception:
+            beacons = {}  # the ledger's own check below says why
+        moving, checks["queue"] = watch.check(waiting, beacons)
+        ok = ok and moving
     try:
         backend.ledger.check_writable()
         checks["ledger"] = "ok"
     except Exception as exc:
         ok, checks["ledger"] = False, f"not writable: {exc}"
+    authenticated, checks["github_app"] = app_check()
+    ok = ok and authenticated
     missing = missing_config(settings)
     checks["config"] = "missing " + "; ".join(missing) if missing else "ok"
     return reply(200 if ok else 503, status="ok" if ok else "unhealthy", checks=checks)
 
 
 def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
-               ledger: Ledger | None = None, queue: Queue | None = None) -> Flask:
-    """Build the app; `wants` defaults to the bot's handlers' (`flagbot.bot.handlers.wants`)."""
+               ledger: Ledger | None = None, queue: Queue | None = None,
+               stuck_after_s: float = STUCK_AFTER_S) -> Flask:
+    """Build the app; `wants` defaults to the bot's handlers' (`flagbot.bot.handlers.wants`);
+    /healthz calls the queue stuck after `stuck_after_s` without progress."""
     settings = settings or Settings.from_env()
     wanted: Wants = wants or handlers.wants
     backend = Backend(settings, ledger, queue)
+    app_check, watch = AppCheck(settings), QueueWatch(stuck_after_s)
     app = Flask("flagbot")
-    for line in missing_config(settings):
+    for line in [] if settings.startup_warned else missing_config(settings):
         log.warning("flagbot: not configured: %s", line)
 
     @app.post("/webhook")
@@ -220,8 +247,8 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
 
     @app.get("/healthz")
     def healthz() -> Response:
-        """Queue and ledger health."""
-        return health(settings, backend)
+        """Queue, ledger and App health."""
+        return health(settings, backend, app_check, watch)
 
     @app.get("/metrics")
     def metrics_view() -> Response:
@@ -230,6 +257,12 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
                                        lambda: backend.ledger.counts())
         return Response(metrics.render(state, multiproc_dir=settings.metrics_dir),
                         content_type=metrics.CONTENT_TYPE)
+
+    @app.get("/feeds/<path:name>")
+    def feeds(name: str) -> Response:
+        """Atom feed of merged PRs carrying a label: /feeds/<label>.atom[?repo=owner/name]."""
+        code, body, content_type = feed.serve(backend.label_log, name, request.args, request.url)
+        return Response(body, status=code, content_type=content_type)
 
     app.extensions["flagbot"] = backend
     app.wsgi_app = WebhookFastPath(app, app.wsgi_app,  # type: ignore[method-assign]

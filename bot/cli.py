@@ -45,10 +45,18 @@ def load_settings(cwd: str | None) -> Settings:
     return settings.with_overrides(state_dir=state_dir.resolve())
 
 
-def setup_logging(level: str) -> None:
-    """One log format for serve and worker (gunicorn logs its own lines)."""
-    logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+def setup_logging(args: argparse.Namespace, settings: Settings) -> Settings:
+    """Text or JSON lines, secrets redacted (`bot/logs.py`), for serve and worker; returns the
+    settings with the chosen format, which serve hands to gunicorn (it logs its own lines)."""
+    from flagbot.bot import logs
+
+    settings = settings.with_overrides(log_format=args.log_format or settings.log_format)
+    try:
+        logs.setup(args.log_level, settings.log_format, (
+            settings.webhook_secret, settings.webhook_secret_previous, settings.private_key))
+    except ValueError as exc:
+        raise UsageError(f"FLAGBOT_LOG_FORMAT: {exc}") from exc
+    return settings
 
 
 def add_worker_options(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +68,12 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--retry-delays", default="5,30", metavar="S,S",
                         help="back-off before each retry of a failed handler (default %(default)s)")
     parser.add_argument("--log-level", default="info")
+    parser.add_argument("--log-format", choices=("text", "json"), default=None,
+                        help="text lines, or one JSON object per line (default: "
+                        "FLAGBOT_LOG_FORMAT, else text)")
+    parser.add_argument("--stop-timeout", type=float, default=60.0, metavar="S",
+                        help="on SIGTERM, give running jobs this long to finish, then put them "
+                        "back in the queue (default %(default)s)")
 
 
 def bot_handlers(settings: Settings) -> Handlers:
@@ -113,21 +127,26 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def wait_for_signal(child: subprocess.Popen[bytes] | None = None) -> str:
-    """Block until SIGTERM/SIGINT (or the child exits); return what happened."""
-    stop = threading.Event()
-    reason: list[str] = []
+class StopSignals:
+    """SIGTERM/SIGINT caught from construction on, so a signal that arrives while the worker
+    starts is not the default (instant) death; `wait` blocks until one came."""
 
-    def on_signal(signum: int, _frame: Any) -> None:
-        reason.append(signal.Signals(signum).name)
-        stop.set()
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.reason: list[str] = []
+        signal.signal(signal.SIGTERM, self._on_signal)
+        signal.signal(signal.SIGINT, self._on_signal)
 
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    while not stop.wait(0.5):
-        if child is not None and child.poll() is not None:
-            return f"gunicorn exited with status {child.returncode}"
-    return reason[0]
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        self.reason.append(signal.Signals(signum).name)
+        self.stop.set()
+
+    def wait(self, child: subprocess.Popen[bytes] | None = None) -> str:
+        """Block until SIGTERM/SIGINT (or the child exits); return what happened."""
+        while not self.stop.wait(0.5):
+            if child is not None and child.poll() is not None:
+                return f"gunicorn exited with status {child.returncode}"
+        return self.reason[0]
 
 
 def serve_parser() -> argparse.ArgumentParser:
@@ -192,8 +211,7 @@ def use_metrics_dir(settings: Settings) -> Settings:
 def serve(args: argparse.Namespace, *, cwd: str | None = None,
           handlers: HandlersFactory = bot_handlers, app: str = WSGI_APP) -> int:
     """Run gunicorn serving `app` and, in SQLite mode, a worker running `handlers` in process."""
-    setup_logging(args.log_level)
-    settings = serving_settings(cwd)
+    settings = setup_logging(args, serving_settings(cwd))
     bind = args.bind or f"0.0.0.0:{settings.port}"
     try:
         settings.state_dir.mkdir(parents=True, exist_ok=True)
@@ -205,6 +223,8 @@ def serve(args: argparse.Namespace, *, cwd: str | None = None,
 
     for line in missing_config(settings):
         log.warning("not configured: %s", line)
+    settings = settings.with_overrides(startup_warned=True)
+    signals = StopSignals()
     checkpointer = sqlite_checkpointer(settings)
     in_process = settings.run_worker_in_process and not settings.redis_url and not args.no_worker
     worker = make_worker(settings, args, handlers) if in_process else None
@@ -220,7 +240,7 @@ def serve(args: argparse.Namespace, *, cwd: str | None = None,
             # low-priority holder would make the webhook workers wait (priority inversion)
             worker.start()
         settle_heap()
-        why = wait_for_signal(child)
+        why = signals.wait(child)
     finally:
         if child.poll() is None:
             child.terminate()
@@ -229,7 +249,7 @@ def serve(args: argparse.Namespace, *, cwd: str | None = None,
             except subprocess.TimeoutExpired:
                 child.kill()
         if worker is not None:
-            worker.stop(graceful=True)
+            worker.stop(graceful=True, timeout_s=args.stop_timeout)
         if checkpointer is not None:
             checkpointer.stop()
     log.info("stopped: %s", why)
@@ -256,8 +276,8 @@ def worker_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) ->
 def work(args: argparse.Namespace, *, cwd: str | None = None,
          handlers: HandlersFactory = bot_handlers) -> int:
     """Run a worker with `handlers` until SIGTERM/SIGINT."""
-    setup_logging(args.log_level)
-    settings = serving_settings(cwd)
+    settings = setup_logging(args, serving_settings(cwd))
+    signals = StopSignals()
     checkpointer = sqlite_checkpointer(settings)
     worker = make_worker(settings, args, handlers)
     if args.metrics_port:
@@ -267,9 +287,9 @@ def work(args: argparse.Namespace, *, cwd: str | None = None,
     worker.start()
     settle_heap()
     try:
-        why = wait_for_signal()
+        why = signals.wait()
     finally:
-        worker.stop(graceful=True)
+        worker.stop(graceful=True, timeout_s=args.stop_timeout)
         if checkpointer is not None:
             checkpointer.stop()
     log.info("worker stopped: %s", why)

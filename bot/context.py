@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from flagbot.bot.github import ChangedFile, GitHubClient
 from flagbot.bot.settings import Settings
+from flagbot.bot.store.feed import LabelLog
 from flagbot.hooks.config import ConfigError, RepoConfig
 
 
@@ -38,6 +40,10 @@ class PullRequest:
     base_ref: str
     author: str
     is_fork: bool
+    body: str = ""
+    labels: tuple[str, ...] = ()
+    head_full_name: str = ""
+    maintainer_can_modify: bool = False
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any]) -> PullRequest:
@@ -55,7 +61,22 @@ class PullRequest:
             base_ref=str(field_of(pr, "base", "ref")),
             author=str((pr.get("user") or {}).get("login") or ""),
             is_fork=bool(head_repo) and head_repo.get("full_name") != base_repo,
+            body=str(pr.get("body") or ""),
+            labels=tuple(str(lab.get("name")) for lab in pr.get("labels") or []
+                         if isinstance(lab, dict)),
+            head_full_name=str(head_repo.get("full_name") or ""),
+            maintainer_can_modify=bool(pr.get("maintainer_can_modify")),
         )
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """What a push did to one remote ref: `new`, `updated`, `forced`, `unchanged`, `rejected`
+    (`detail` says why), or `dry-run`."""
+
+    ref: str
+    outcome: str
+    detail: str = ""
 
 
 class Workspace(Protocol):
@@ -63,6 +84,10 @@ class Workspace(Protocol):
 
     def checkout(self, pr: PullRequest) -> AbstractContextManager[Path]: ...
     def changed_files(self, pr: PullRequest) -> list[ChangedFile]: ...
+    def objects(self, pr: PullRequest) -> Path: ...
+    def fetch_commit(self, sha: str) -> bool: ...
+    def push(self, url: str, refspecs: Sequence[str]) -> list[Pushed]: ...
+    def held(self) -> AbstractContextManager[None]: ...
 
 
 @dataclass
@@ -80,6 +105,10 @@ class Context:
     config: RepoConfig | None
     config_error: ConfigError | None
     dry_run: bool = False
+    # deliveries the worker records and runs later: {"id", "event", "payload", "delay_s"}
+    follow_ups: list[dict[str, Any]] = field(default_factory=list)
+    # where labeled PRs are recorded for the downstream feed (None: not recorded)
+    label_log: LabelLog | None = None
 
     @property
     def action(self) -> str:

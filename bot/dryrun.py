@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot.github import Action, ChangedFile, CheckRunRef, Comment, Label
+from flagbot.bot.github import Action, ArtifactRef, ChangedFile, CheckRunRef, Comment, Label
 from flagbot.bot.workspace import diff_files
 from flagbot.hooks import git
 from flagbot.hooks.config import CONFIG_PATH
@@ -91,6 +91,37 @@ class DryRunClient:
 
     def edit_comment(self, comment_id: int, body: str) -> None:
         self._record("comment.edit", id=comment_id, body=body)
+
+    def react(self, comment_id: int, content: str) -> None:
+        self._record("reaction.create", comment=comment_id, content=content)
+
+    def permission(self, login: str) -> str:
+        return "admin"  # a dry run answers as the maintainer running it would be answered
+
+    def pull_json(self, number: int) -> dict[str, Any]:
+        return {"number": number, "head": {"sha": self.head_sha, "ref": "HEAD", "repo": None},
+                "base": {"sha": self.base_sha, "ref": "HEAD"}, "labels": [
+                    {"name": n} for n in self.labels], "body": ""}
+
+    def dispatch_workflow(self, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
+        self._record("workflow.dispatch", workflow=workflow, ref=ref, inputs=dict(inputs))
+        return None
+
+    def workflow_run(self, run_id: int) -> dict[str, Any] | None:
+        return None
+
+    def workflow_runs(self, workflow: str) -> list[dict[str, Any]]:
+        return []
+
+    def cancel_workflow_run(self, run_id: int) -> bool:
+        self._record("workflow.cancel", run=run_id)
+        return True
+
+    def run_artifacts(self, run_id: int) -> list[ArtifactRef]:
+        return []
+
+    def download_artifact(self, artifact_id: int, max_bytes: int) -> bytes:
+        return b""
 
     def _record(self, kind: str, **detail: Any) -> None:
         self.actions.append(Action(kind, detail))

@@ -111,7 +111,8 @@ def render(result: dict[str, Any]) -> str:
 def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     """Entry point of `flagbot replay`."""
     args = parser().parse_args(argv)
-    base = Path(cwd or ".")
+    # absolute: the checkout is cloned from inside a scratch folder, where "." means nothing
+    base = Path(cwd or ".").resolve()
     payload = load_payload(base / args.payload)
     from flagbot.bot.handlers import HANDLERS, wants
 
@@ -122,7 +123,7 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
         print(f"{args.event}.{payload.get('action')}: no handler reacts to this action; nothing to do")
         return EXIT_OK
     if args.dry_run:
-        repo = base / (args.repo or ".")
+        repo = (base / (args.repo or ".")).resolve()
         if not (repo / ".git").exists():
             raise UsageError(f"--repo {repo}: not a git checkout", hint="pass the repository's checkout")
         result = dry_run(repo, args.delivery, args.event, payload)

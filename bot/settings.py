@@ -15,6 +15,8 @@ from pathlib import Path
 PUBLIC_API_URL = "https://api.github.com"
 CHECKPOINTS_ENV = "FLAGBOT_SQLITE_CHECKPOINTS"
 METRICS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+LOG_FORMAT_ENV = "FLAGBOT_LOG_FORMAT"
+STARTUP_WARNED_ENV = "FLAGBOT_STARTUP_WARNED"
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,12 @@ class Settings:
     # prometheus_client's multi-process folder (PROMETHEUS_MULTIPROC_DIR): /metrics sums the
     # counters of every serve process found there (bot/metrics.py)
     metrics_dir: Path | None = None
+    # `text`, or `json` for one object per line (FLAGBOT_LOG_FORMAT; --log-format sets it for
+    # serve's gunicorn child too)
+    log_format: str = "text"
+    # the "not configured" start-up warnings were already printed by `flagbot serve`, so its
+    # gunicorn workers stay quiet (one set of lines per start, not one per process)
+    startup_warned: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -90,12 +98,19 @@ class Settings:
             max_vendor_labels=int(env.get("FLAGBOT_MAX_VENDOR_LABELS") or 10),
             background_checkpoints=env.get(CHECKPOINTS_ENV) == "background",
             metrics_dir=Path(env[METRICS_ENV]) if env.get(METRICS_ENV) else None,
+            log_format=env.get(LOG_FORMAT_ENV) or "text",
+            startup_warned=env.get(STARTUP_WARNED_ENV) == "1",
         )
 
     @property
     def ledger_path(self) -> Path:
         """The SQLite ledger (without FLAGBOT_REDIS_URL)."""
         return self.state_dir / "ledger.db"
+
+    @property
+    def feed_path(self) -> Path:
+        """The SQLite label log behind the downstream feed (without FLAGBOT_REDIS_URL)."""
+        return self.state_dir / "feed.db"
 
     @property
     def queue_path(self) -> Path:
@@ -108,10 +123,14 @@ class Settings:
 
     def child_environ(self, base: Mapping[str, str]) -> dict[str, str]:
         """`base` plus the variables that give a child process (gunicorn) these settings'
-        state dir, checkpoint mode and metrics folder."""
+        state dir, checkpoint mode, metrics folder, log format and warnings already given."""
         env = dict(base, FLAGBOT_STATE_DIR=str(self.state_dir))
         if self.background_checkpoints:
             env[CHECKPOINTS_ENV] = "background"
         if self.metrics_dir is not None:
             env[METRICS_ENV] = str(self.metrics_dir)
+        if self.log_format != "text":
+            env[LOG_FORMAT_ENV] = self.log_format
+        if self.startup_warned:
+            env[STARTUP_WARNED_ENV] = "1"
         return env

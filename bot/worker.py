@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from huey.consumer import Consumer
 
-from flagbot.bot import metrics
+from flagbot.bot import logs, metrics
 from flagbot.bot.locks import RepoLocks
 from flagbot.bot.settings import Settings
 from flagbot.bot.store import MAX_TRIES, Delivery, Ledger
@@ -99,6 +99,8 @@ class Worker:
         self._stop = threading.Event()
         self._consumer: QuietConsumer | None = None
         self._keeper: threading.Thread | None = None
+        # when this worker last took a delivery or saw the queue empty (its /healthz beacon)
+        self._progress = time.time()
 
     def process(self, delivery_id: str) -> None:
         """The body of the `process_delivery` task."""
@@ -106,27 +108,50 @@ class Worker:
         if row is None:  # done, running elsewhere, or a duplicate message: nothing to do
             log.debug("delivery %s: not claimable, skipped", delivery_id)
             return
+        self._progress = time.time()
         with self._active_lock:
             self._active.add(row.id)
+        payload = row.payload_json()
+        with logs.delivery_context(row.id, row.event, row.repo, logs.pr_number(payload)):
+            self._process(row, payload)
+
+    def _process(self, row: Delivery, payload: dict[str, Any]) -> None:
         started = time.monotonic()
         try:
-            result = self._run(row)
+            result = self._run(row, payload)
+            # before the row is done: a crash in between runs the idempotent handlers again
+            self.schedule_follow_ups(result)
         except Exception as exc:
             self._failed(row, exc)
         else:
             if self.ledger.finish(row.id, self.owner, json.dumps(result, default=str)):
                 metrics.delivery(row.event, "done")
-                log.info("delivery %s (%s): done", row.id, row.event)
+                log.info("delivery %s (%s): done in %.2fs", row.id, row.event,
+                         time.monotonic() - started, extra={
+                             "duration_s": round(time.monotonic() - started, 3),
+                             "outcome": "done", "attempt": row.attempts})
             else:
-                log.warning("delivery %s: lease was taken over; its result is not recorded "
-                            "(the handlers are idempotent)", row.id)
+                log.warning("delivery %s: lease was taken over or the worker stopped; its result "
+                            "is not recorded (the handlers are idempotent)", row.id)
         finally:
             metrics.handler_latency(row.event, time.monotonic() - started)
             with self._active_lock:
                 self._active.discard(row.id)
 
-    def _run(self, row: Delivery) -> dict[str, Any]:
-        return run_locked(self.locks, self.handlers, row.id, row.event, row.payload_json(), row.repo)
+    def schedule_follow_ups(self, result: dict[str, Any]) -> None:
+        """Record the deliveries the handlers asked for later (a kernel check's deadline) in the
+        ledger and queue each after its delay; one already recorded is left as it is."""
+        for follow in result.get("follow_ups") or []:
+            payload = follow["payload"]
+            recorded = self.ledger.record(
+                delivery_id=str(follow["id"]), event=str(follow["event"]),
+                action=payload.get("action"), repo=(payload.get("repository") or {}).get("full_name"),
+                payload=json.dumps(payload).encode(), wanted=True)
+            if recorded.enqueue:
+                self.queue.schedule(str(follow["id"]), float(follow["delay_s"]))
+
+    def _run(self, row: Delivery, payload: dict[str, Any]) -> dict[str, Any]:
+        return run_locked(self.locks, self.handlers, row.id, row.event, payload, row.repo)
 
     def _failed(self, row: Delivery, exc: Exception) -> None:
         error = f"{type(exc).__name__}: {exc}"[:4000]
@@ -168,6 +193,7 @@ class Worker:
                 with self._active_lock:
                     active = list(self._active)
                 self.ledger.heartbeat(active, self.owner, self.lease_s)
+                self._beacon()
                 if self._consumer is not None:  # huey checks this only in its own main loop
                     self._consumer.check_worker_health()
                 if time.monotonic() >= next_sweep:
@@ -176,9 +202,16 @@ class Worker:
             except Exception as exc:  # the queue or ledger may come back; keep beating
                 log.warning("worker housekeeping: %s", exc)
 
+    def _beacon(self) -> None:
+        """Tell /healthz this worker is alive: it took a delivery lately, or none is waiting."""
+        if self.queue.depth() == 0:
+            self._progress = time.time()
+        self.ledger.beacon(self.owner, self._progress)
+
     def start(self) -> None:
         """Recover unfinished rows, then start the consumer threads and the heartbeat."""
         self.sweep()
+        self._beacon()
         self._keeper = threading.Thread(target=self._housekeeping, name="flagbot-heartbeat",
                                         daemon=True)
         self._keeper.start()
@@ -189,10 +222,32 @@ class Worker:
         log.info("worker %s: %d threads on the %s queue", self.owner, self.threads,
                  "Redis" if self.settings.redis_url else "SQLite")
 
-    def stop(self, *, graceful: bool = True) -> None:
-        """Stop taking tasks; with `graceful`, wait for the running ones."""
+    def stop(self, *, graceful: bool = True, timeout_s: float | None = None) -> list[str]:
+        """Stop taking tasks. With `graceful`, running ones get `timeout_s` (None: as long as they
+        take) to finish; any still running then go back to the queue, their try not counted, so
+        another worker runs them (the handlers are idempotent). Returns the ids put back."""
         if self._consumer is not None:
+            self._consumer.shutdown_timeout = timeout_s if graceful else 0.0
             self._consumer.stop(graceful=graceful)
         self._stop.set()
         if self._keeper is not None:
             self._keeper.join(timeout=5)
+        with self._active_lock:
+            unfinished = sorted(self._active)
+        released = [i for i in unfinished if self._release(i)]
+        if released:
+            log.warning("stopping: %d running deliveries put back in the queue: %s",
+                        len(released), ", ".join(released))
+        return released
+
+    def _release(self, delivery_id: str) -> bool:
+        try:
+            if not self.ledger.release(delivery_id, self.owner, "the worker stopped during "
+                                       "this try; queued again"):
+                return False
+            self.queue.enqueue(delivery_id)
+        except Exception as exc:  # the sweep re-queues it once its lease expires
+            log.error("delivery %s: could not put it back in the queue (%s); it runs again "
+                      "when its lease expires", delivery_id, exc)
+            return False
+        return True

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from git import GitCommandError, Repo
 
-from flagbot.bot.context import PullRequest
+from flagbot.bot.context import PullRequest, Pushed
 from flagbot.bot.github import ChangedFile
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.errors import UsageError
@@ -56,6 +56,11 @@ NEUTRAL_ATTRIBUTES = "* -text -eol -filter -ident -working-tree-encoding\n"
 
 class WorkspaceError(UsageError):
     """The PR head or base cannot be fetched; says from where and what to check."""
+
+
+# `git push --porcelain` flags (git-push(1), OUTPUT); a dry run reports `dry-run`
+PUSH_FLAGS = {"*": "new", " ": "updated", "+": "forced", "=": "unchanged", "!": "rejected",
+              "-": "deleted"}
 
 
 def auth_env(url: str, token: str | None, token_host: str) -> dict[str, str]:
@@ -101,6 +106,7 @@ class GitWorkspace:
         self.full_name = full_name
         # the repository's lock, held while the cache or a worktree is in use (and only then)
         self._lock = lock
+        self._held = 0
         self.clone_url = clone_url
         self.git_dir = cache_root / "git" / f"{full_name}.git"
         self.trees = cache_root / "worktrees" / full_name
@@ -177,17 +183,63 @@ class GitWorkspace:
             hint="the branch may have been force-pushed since the delivery; the next "
                  "synchronize delivery checks the new head")
 
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the repository's lock (re-entrant within this workspace): around any use of
+        the cache outside `checkout` and `changed_files`, which take it themselves."""
+        if self._held:
+            self._held += 1
+            try:
+                yield
+            finally:
+                self._held -= 1
+            return
+        with self._lock():
+            self._held = 1
+            try:
+                yield
+            finally:
+                self._held = 0
+
     def changed_files(self, pr: PullRequest) -> list[ChangedFile]:
         """The PR's files as GitHub counts them (merge base to head), without GitHub's 3000 cap."""
-        with self._lock():
+        with self.held():
             self.update(pr)
             return diff_files(self.git_dir, pr.base_sha, pr.head_sha)
+
+    def fetch_commit(self, sha: str) -> bool:
+        """Make commit `sha` (a full id) of the repository present; False when it has none."""
+        if not self.missing([sha]):
+            return True
+        return self.fetch(self.clone_url, [sha]) and not self.missing([sha])
+
+    def objects(self, pr: PullRequest) -> Path:
+        """The cache's git dir, holding the PR's base and head (call within `held()`)."""
+        self.update(pr)
+        return self.git_dir
+
+    def push(self, url: str, refspecs: Sequence[str]) -> list[Pushed]:
+        """Push `refspecs` from the cache to `url`, the token sent as for fetches; a ref the
+        remote refuses (not a fast-forward, say) comes back `rejected`, not as an error."""
+        env = auth_env(url, self._token(), self._host)
+        try:
+            with self.held():
+                out = self.repo.git.push("--porcelain", "--no-verify", url, *refspecs, env=env)
+        except GitCommandError as exc:
+            pushed = parse_push(str(exc.stdout or ""))
+            if pushed:
+                return pushed
+            raise WorkspaceError(f"{self.full_name}: git push to {redact(url)} failed: "
+                                 f"{stderr_of(exc)}",
+                                 hint="check that the App may write to the repository "
+                                      "(Contents: write)") from exc
+        return parse_push(out)
 
     @contextmanager
     def checkout(self, pr: PullRequest) -> Iterator[Path]:
         """A detached worktree at the PR head, removed afterwards; the repository's lock is
         held meanwhile."""
-        with self._lock():
+        with self.held():
             with self._checkout(pr) as path:
                 yield path
 
@@ -221,9 +273,30 @@ class LocalWorkspace:
         self.repo = repo
         self.scratch = scratch
 
+    def held(self) -> AbstractContextManager[None]:
+        """Nothing to lock: the scratch clones are this run's own."""
+        return nullcontext()
+
     def changed_files(self, pr: PullRequest) -> list[ChangedFile]:
         """The PR's files: merge base to head in the local checkout."""
         return diff_files(self.repo, pr.base_sha, pr.head_sha)
+
+    def fetch_commit(self, sha: str) -> bool:
+        """True when the checkout has commit `sha` (a dry run fetches nothing)."""
+        return plumbing.has_object(self.repo, f"{sha}^{{commit}}")
+
+    def objects(self, pr: PullRequest) -> Path:
+        """A bare clone sharing the checkout's objects (new objects land there, not in it)."""
+        path = self.scratch / "objects.git"
+        if not path.is_dir():
+            Repo.clone_from(str(self.repo), path, env=ISOLATED_ENV, shared=True, bare=True,
+                            no_tags=True)
+            write_config(open_repo(path))
+        return path
+
+    def push(self, url: str, refspecs: Sequence[str]) -> list[Pushed]:
+        """Nothing is pushed in a dry run; each ref says so."""
+        return [Pushed(spec.rpartition(":")[2], "dry-run") for spec in refspecs]
 
     @contextmanager
     def checkout(self, pr: PullRequest) -> Iterator[Path]:
@@ -245,6 +318,18 @@ class LocalWorkspace:
             yield path
         finally:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def parse_push(out: str) -> list[Pushed]:
+    """The ref lines of `git push --porcelain` output."""
+    pushed = []
+    for line in out.removeprefix("stdout:").strip(" '\n").splitlines():
+        flag, tab, rest = line[:1], line[1:2], line[2:]
+        if tab != "\t" or flag not in PUSH_FLAGS:
+            continue
+        refs, _, detail = rest.partition("\t")
+        pushed.append(Pushed(refs.rpartition(":")[2], PUSH_FLAGS[flag], detail.strip()))
+    return pushed
 
 
 def diff_files(repo: Path, base: str, head: str) -> list[ChangedFile]:

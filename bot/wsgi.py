@@ -10,6 +10,7 @@ import logging
 
 from flask import Flask
 
+from flagbot.bot import logs
 from flagbot.bot.app import create_app
 from flagbot.bot.settings import Settings
 
@@ -21,8 +22,9 @@ def __getattr__(name: str) -> Flask:
     if name != "app":
         raise AttributeError(name)
     if _app is None:
+        settings = Settings.from_env()
         if not logging.getLogger().handlers:
-            logging.basicConfig(level=logging.INFO,
-                                format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-        _app = create_app(Settings.from_env())
+            logs.setup("info", settings.log_format, (settings.webhook_secret,
+                       settings.webhook_secret_previous, settings.private_key))
+        _app = create_app(settings)
     return _app

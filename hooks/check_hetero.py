@@ -1,7 +1,9 @@
-"""The `check-hetero` hook: `hardwares/hetero.txt` is canonical and every listed patch exists.
+"""`flagbot hetero check` / the `check-hetero` hook: hetero.txt is canonical, every patch exists.
 
-A thin entry over `hooks.hetero.check_hetero` (the same check as `flagbot hetero check`); it
-reads only the working tree, so it is fast enough for every commit.
+One check (`hooks.patches.hetero.check_hetero`) with two front doors: `hetero_main` is the
+`flagbot hetero` subcommand (`--json`), `main` the console script pre-commit runs (file names
+ignored, `--hardwares`, `--format`). It reads only the working tree, so it is fast enough for
+every commit.
 """
 
 from __future__ import annotations
@@ -11,16 +13,23 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from flagbot.hooks import git, hetero
+from flagbot.hooks import git
+from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK
 from flagbot.hooks.findings import has_errors, render_json, render_text
-from flagbot.hooks.hookmain import configured_folder, guarded
+from flagbot.hooks.folders import configured_folder
+from flagbot.hooks.hookmain import guarded, parse_args
+from flagbot.hooks.patches import hetero
 
 WHAT = "check-hetero"
 
 
-def hardwares_of(repo: Path, given: str | None) -> str:
-    """`given`, else `hardwares` from .github/flagbot.yml, else `hardwares`."""
-    return configured_folder(repo, given, "hardwares")
+def run_check(cwd: str | None, hardwares: str | None, *, as_json: bool, what: str) -> int:
+    """Check the repository holding `cwd` and print the findings; 0 clean, 1 errors."""
+    repo = git.toplevel(Path(cwd or os.getcwd()))
+    folder = configured_folder(repo, "hardwares", hardwares, option="--hardwares DIR")
+    findings = hetero.check_hetero(repo, folder)
+    print(render_json(findings, what) if as_json else render_text(findings, what))
+    return EXIT_CHECK_FAILED if has_errors(findings) else EXIT_OK
 
 
 def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
@@ -29,15 +38,29 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     parser.add_argument("--hardwares", help="the hardwares folder (default: from .github/flagbot.yml)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
-    repo = git.toplevel(Path(cwd or os.getcwd()))
-    findings = hetero.check_hetero(repo, hardwares_of(repo, args.hardwares))
-    print(render_json(findings, WHAT) if args.format == "json" else render_text(findings, WHAT))
-    return 1 if has_errors(findings) else 0
+    return run_check(cwd, args.hardwares, as_json=args.format == "json", what=WHAT)
 
 
 def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
-    """Check hetero.txt; 0 ok, 1 findings, 2 usage or environment error."""
+    """Check hetero.txt (the hook); 0 ok, 1 findings, 2 usage or environment error."""
     return guarded(_run, argv, cwd, "flagbot-check-hetero")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Flags of `flagbot hetero`."""
+    parser = argparse.ArgumentParser(
+        prog="flagbot hetero",
+        description="`flagbot hetero check`: hetero.txt is canonical and every listed device "
+                    "has its patch.")
+    parser.add_argument("action", choices=["check"], help="check: validate hetero.txt")
+    parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    return parser
+
+
+def hetero_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
+    """Run `flagbot hetero check` (hooks/cli.py maps its errors onto the exit codes)."""
+    args = parse_args(build_parser(), argv)
+    return run_check(cwd, None, as_json=args.json, what="hetero check")
 
 
 if __name__ == "__main__":

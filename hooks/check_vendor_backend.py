@@ -8,32 +8,36 @@ their ids: hooks/backend/rules.py; user guide: docs/hooks.md.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from flagbot.hooks.backend.check import check_vendor
-from flagbot.hooks.backend.context import FlagGemsContext, find_package, load_context
+from flagbot.hooks import unchecked
+from flagbot.hooks.backend import runner
+from flagbot.hooks.backend.context import FlagGemsContext, find_package, load_context, vendors_file
 from flagbot.hooks.backend.discover import (
     folder_of,
     folders_for_paths,
     staged_paths,
     vendor_folders,
 )
-from flagbot.hooks.backend.pysrc import Sources
-from flagbot.hooks.config import ConfigError, RepoConfig, load_config
+from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import UsageError
-from flagbot.hooks.findings import Finding, has_errors, render_json, render_text
-from flagbot.hooks.hookmain import configured_folder, guarded
+from flagbot.hooks.findings import Finding, render_json, render_text
+from flagbot.hooks.folders import (
+    config_line,
+    configured_folder,
+    flaggems_package_root,
+    other_layouts,
+)
+from flagbot.hooks.hookmain import guarded
 
 WHAT = "check-backend"
 
 
 def backend_root(repo: Path, root: str | None) -> str:
-    """`root`, else `backends` from .github/flagbot.yml, else the default `backends`."""
-    return configured_folder(repo, root, "backends")
+    """`root`, else `backends` from .github/flagbot.yml, else the layout found (hooks/folders.py)."""
+    return configured_folder(repo, "backends", root, option="--root DIR")
 
 
 def flaggems_context(repo: Path, root: Path, package: str | None,
@@ -42,20 +46,17 @@ def flaggems_context(repo: Path, root: Path, package: str | None,
     (`package`: relative to `repo`). With `config` given (the bot's case), the checkout's own
     config file is never read and nothing outside `repo` is: the package must lie inside it,
     and the search above the root stops at it."""
-    if package is None:
-        if config is None:
-            try:
-                config = load_config(repo)
-            except ConfigError:
-                config = None
-        configured = config["flaggems"].get("package_root") if config is not None else None
+    if package is None and config is not None:
+        configured = config["flaggems"].get("package_root")
         package = configured if isinstance(configured, str) else None
+    elif package is None:
+        package = flaggems_package_root(repo, option="--flaggems DIR or --no-context")
     if package is not None:
         pkg = (repo / package).resolve()
         if config is not None and not pkg.is_relative_to(repo):
             raise UsageError(f"{package}: not inside the repository ({repo})",
                              hint="flaggems.package_root is a path relative to the repository")
-        if not (pkg / "runtime" / "common.py").is_file():
+        if vendors_file(pkg) is None:
             raise UsageError(f"{package}: not a flag_gems package (no runtime/common.py)",
                              hint="point --flaggems at src/flag_gems, or pass --no-context")
         return load_context(pkg, root)
@@ -92,19 +93,13 @@ def check_backends(repo: Path, folders: list[str] | None = None, *, root: str | 
         if missing:
             raise UsageError(f"no such vendor folder: {', '.join(missing)}",
                              hint=f"vendor folders live under {backend_root(repo, root)}/_<vendor>")
-    ctx = flaggems_context(repo, root_path, flaggems, config) if context and targets else None
-    if jobs > 1 and len(targets) >= 2 * jobs and "fork" in multiprocessing.get_all_start_methods():
-        # Vendors are independent; forked workers share the loaded context copy-on-write.
-        chunks = [targets[i::jobs] for i in range(jobs)]
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            parts = pool.map(_check_chunk, [repo] * jobs, chunks, [ctx] * jobs)
-            return sorted(f for part in parts for f in part)
-    return sorted(_check_chunk(repo, targets, ctx))
 
+    def load() -> FlagGemsContext | None:
+        return flaggems_context(repo, root_path, flaggems, config) if context and targets else None
 
-def _check_chunk(repo: Path, folders: list[Path], ctx: FlagGemsContext | None) -> list[Finding]:
-    sources = Sources()
-    return [f for folder in folders for f in check_vendor(repo, folder, sources, ctx)]
+    if jobs > 1 and len(targets) >= 2 * jobs and runner.can_fork():
+        return runner.run_parallel(repo, targets, load, jobs)
+    return runner.run_serial(repo, targets, load)
 
 
 def default_jobs() -> int:
@@ -120,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="vendor folders, or files inside them (others are ignored)")
     parser.add_argument("--root", help="folder holding the _<vendor> folders (default: "
-                        "`backends` in .github/flagbot.yml, else backends/)")
+                        "`backends` in .github/flagbot.yml, else backends/ or FlagGems' "
+                        "src/flag_gems/runtime/backend/, whichever exists)")
     parser.add_argument("--all", action="store_true", help="check every _<vendor> folder under the root")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--flaggems", metavar="DIR", help="the flag_gems package directory "
@@ -128,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-context", action="store_true", help="ignore any FlagGems source tree")
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="worker processes (default: one per CPU, at most 8)")
+    unchecked.add_strict(parser)
     return parser
 
 
@@ -139,12 +136,55 @@ def select_folders(repo: Path, root: Path, args: argparse.Namespace) -> list[str
         found = folders_for_paths(staged_paths(repo), root)
     else:
         paths = [(repo / p).resolve() for p in args.paths]
+        missing = [p for p, path in zip(args.paths, paths, strict=True) if not path.exists()]
+        if missing:
+            raise UsageError(f"no such file or folder: {', '.join(missing)}",
+                             hint="check the spelling; `flagbot check-backend --all` checks every "
+                                  "vendor folder")
         if root in paths:
             return None  # the root itself: everything under it
         found = folders_for_paths(paths, root)
         # An explicit folder outside the root (a copy, a test corpus) is checked as given.
         found += [p for p in paths if p.is_dir() and folder_of(p, root) is None and p not in found]
     return [f.relative_to(repo).as_posix() if f.is_relative_to(repo) else str(f) for f in found]
+
+
+def vendor_root_of(rel: str) -> str | None:
+    """The folder holding the `_<vendor>` folder that `rel` lies in, as the hook pattern sees it."""
+    parts = rel.split("/")[:-1]
+    marks = [i for i, p in enumerate(parts) if i and p.startswith("_") and not p.startswith("__")]
+    preferred = [i for i in marks if parts[i - 1] in ("backend", "backends")]
+    return "/".join(parts[:(preferred or marks)[0]]) if marks else None
+
+
+def nothing_checked(repo: Path, root_rel: str, paths: list[Path], folders: list[str] | None,
+                    checked: int) -> list[Finding]:
+    """The `nothing-checked` warning: PATHs given but none in a vendor folder, or an empty root."""
+    if checked:
+        return []
+    if folders is not None and paths:
+        rels = [_rel(repo, p) for p in paths]
+        shown = next((r for r in rels if vendor_root_of(r)), rels[0])
+        where = vendor_root_of(shown)
+        message = (f"{len(rels)} path(s) given, none inside a _<vendor> folder under "
+                   f"{root_rel}/, so nothing was checked")
+        return [unchecked.finding(shown, message + (_fix(where) if where else ""))]
+    if folders is None:
+        for other in other_layouts(repo, "backends", root_rel):
+            count = len(vendor_folders(repo / other))
+            if count:
+                return [unchecked.finding(root_rel, (
+                    f"no _<vendor> folder under {root_rel}/, but {other}/ has {count}, so "
+                    f"nothing was checked{_fix(other)}"))]
+    return []
+
+
+def _fix(root: str) -> str:
+    return f"; to check them set {config_line('backends', root)} (or pass --root {root})"
+
+
+def _rel(repo: Path, path: Path) -> str:
+    return path.relative_to(repo).as_posix() if path.is_relative_to(repo) else str(path)
 
 
 def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
@@ -156,11 +196,16 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     findings = check_backends(repo, folders, root=root_rel, flaggems=args.flaggems,
                               context=not args.no_context, jobs=args.jobs or default_jobs())
     checked = len(folders) if folders is not None else len(vendor_folders(root))
+    given = [(repo / p).resolve() for p in args.paths]
+    findings += nothing_checked(repo, root_rel, given, folders, checked)
     if args.format == "json":
         print(render_json(findings, WHAT, checked=checked, root=root_rel))
     elif findings or checked:
         print(render_text(findings, f"{WHAT}: {checked} vendor folder(s)"))
-    return 1 if has_errors(findings) else 0
+    else:  # say so: an empty output would read as a pass
+        print(f"{WHAT}: nothing to check: no staged changes under {root_rel}/ (pass PATH ... or "
+              "--all)" if not args.paths else f"{WHAT}: nothing to check")
+    return unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
 
 
 def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:

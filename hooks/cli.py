@@ -19,15 +19,17 @@ from flagbot.hooks.errors import EXIT_USAGE, FlagbotError
 COMMANDS: dict[str, tuple[str, str]] = {
     "patch": ("flagbot.hooks.patch_cmd:main", "make and verify hardwares/<DEV>/<base8>/<base8>.patch"),
     "unpatch": ("flagbot.hooks.unpatch_cmd:main", "build build/<DEV>/<repo>/ = BASE + DEV's patch"),
-    "verify": ("flagbot.hooks.verify_cmd:main", "re-check stored patches (apply, round trip, bytes)"),
+    "verify": ("flagbot.hooks.check_patches:verify_main", "re-check stored patches (apply, round trip, bytes)"),
     "migrate": ("flagbot.hooks.migrate:main", "bring old FlagScale-layout patches into canonical form"),
-    "hetero": ("flagbot.hooks.hetero_cmd:main", "hetero.txt tools (`flagbot hetero check`)"),
+    "hetero": ("flagbot.hooks.check_hetero:hetero_main", "hetero.txt tools (`flagbot hetero check`)"),
     "check-backend": ("flagbot.hooks.check_vendor_backend:main", "check vendor backend folders"),
     "check-routing": ("flagbot.hooks.check_routing:main", "check backends.conf routing files"),
     "check-patches": ("flagbot.hooks.check_patches:main", "pre-commit form of `verify`"),
     "serve": ("flagbot.bot.cli:serve_main", "run the GitHub App webhook server"),
     "worker": ("flagbot.bot.cli:worker_main", "run a queue worker (Redis mode)"),
     "replay": ("flagbot.bot.cli:replay_main", "run the handlers for one recorded event"),
+    "setup": ("flagbot.bot.setup:main", "register the GitHub App (GitHub's manifest flow)"),
+    "labeled": ("flagbot.bot.labeled:main", "list PRs the bot labeled, merged ones first (the feed)"),
     "kernels": ("flagbot.kernels.cli:main", "Triton kernel accuracy/performance checks"),
 }
 
@@ -91,6 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("flagbot: interrupted; nothing was changed", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        from flagbot.hooks.hookmain import closed_pipe
+
+        return closed_pipe()
     except ImportError as exc:
         print(f"flagbot: error: {exc}\n  hint: install the extra this command needs, "
               "e.g. pip install 'flagbot[bot]' or 'flagbot[kernels]'", file=sys.stderr)

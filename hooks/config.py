@@ -1,4 +1,4 @@
-"""`.github/flagbot.yml`: defaults, merge, validation (DESIGN.md "Repository configuration").
+"""`.github/flagbot.yml`: defaults, merge, validation (keys: docs/bot-handlers.md, docs/hooks.md).
 
 Lives in hooks/ because both sides read it: the checkers for their roots, the bot for labels,
 devices, permissions and gates. Validation collects every problem so one failed check run can
@@ -70,24 +70,57 @@ DEFAULTS: dict[str, Any] = {
             "color": "0e8a16",
             "description": "Touches the vendor adaptation of {device}",
         },
+        # set by people: this PR adapts {device}, so the bot regenerates its stored patch
+        "device": {
+            "pattern": "device: {device}",
+        },
+        # set by people: run the kernel checks of {device} (a name under `devices:`)
+        "ci": {
+            "pattern": "ci: {device}",
+        },
+        # set by the bot while an untrusted author's kernel checks wait for `/ok-to-test`
+        "needs_ok_to_test": {
+            "name": "needs-ok-to-test",
+            "color": "fbca04",
+            "description": "Kernel checks wait for a maintainer's /ok-to-test of this head",
+        },
     },
-    # device name (A_X100 style or backend folder vendor) -> runner labels and backend folder
+    # device name -> where its kernel checks run: `runner` (the runs-on labels of a self-hosted
+    # runner, or `local` for the bot's own worker), `backend` (default <backends>/_<device>),
+    # optional `ops` (default all the backend provides) and `timeout_minutes`
     "devices": {},
     # slash command -> minimum permission on the repository (read, triage, write, maintain, admin)
     "commands": {},
     "kernels": {
         "override_min_speedup": 1.30,
         "new_op_min_fraction_of_native": 0.80,
+        # authors with at least this role get kernel checks without `/ok-to-test`
         "trusted_permission": "write",
+        # a PR touching these (or a device's backend folder) is checked on that device
+        "paths": ["kernels/**"],
+        # the workflow dispatched for runner devices, in .github/workflows/ of the default branch
+        "workflow": "device-check.yml",
+        # a run with no report after this long ends `timed_out`
+        "timeout_minutes": 120,
     },
     "flaggems": {
         "package_root": None,
+    },
+    # backend names routing files may use beyond those the FlagOS plugin's parser accepts
+    "routing": {
+        "backends": [],
     },
 }
 
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
 DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
+# a kernel-check device: a runner label style name (`a_x100`, `cpu`, `nvidia-h100`)
+CHECK_DEVICE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,49}$")
+RUNNER_LABEL_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
+WORKFLOW_RE = re.compile(r"^[A-Za-z0-9_.-]{1,100}\.ya?ml$")
+MAX_TIMEOUT_MINUTES = 24 * 60
 COLOR_RE = re.compile(r"^[0-9a-fA-F]{6}$")
+BACKEND_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 _SHORT = reprlib.Repr()
@@ -112,9 +145,14 @@ class ConfigError(Exception):
 
 @dataclass
 class RepoConfig:
-    """The merged configuration; `raw` keeps the whole mapping for handlers that need more."""
+    """The merged configuration; `raw` keeps the whole mapping for handlers that need more.
+
+    `given` holds the top-level keys the file itself sets: a folder the file names is used as
+    is, one it leaves out may be detected from the checkout (hooks/folders.py).
+    """
 
     raw: dict[str, Any] = field(default_factory=lambda: copy.deepcopy(DEFAULTS))
+    given: frozenset[str] = frozenset()
 
     @property
     def hardwares(self) -> str:
@@ -141,8 +179,9 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 
 def validate_labels(labels: dict[str, Any]) -> list[str]:
     """Problems in `labels`: names, globs, the vendor pattern, colours GitHub accepts."""
-    problems = [f"labels.{shown(key)}: unknown key (known: privateuse1, vendor)"
-                for key in labels if key not in ("privateuse1", "vendor")]
+    known = ("ci", "device", "needs_ok_to_test", "privateuse1", "vendor")
+    problems = [f"labels.{shown(key)}: unknown key (known: {', '.join(known)})"
+                for key in labels if key not in known]
     pu1 = labels.get("privateuse1", {})
     if not isinstance(pu1, dict) or not isinstance(pu1.get("name"), str) or not pu1["name"].strip():
         problems.append("labels.privateuse1.name: must be a non-empty string")
@@ -151,7 +190,15 @@ def validate_labels(labels: dict[str, Any]) -> list[str]:
     vendor = labels.get("vendor", {})
     if not isinstance(vendor, dict) or "{device}" not in str(vendor.get("pattern", "")):
         problems.append("labels.vendor.pattern: must be a string containing {device}")
-    for kind in ("privateuse1", "vendor"):
+    for kind in ("device", "ci"):
+        spec = labels.get(kind, {})
+        if not isinstance(spec, dict) or "{device}" not in str(spec.get("pattern", "")):
+            problems.append(f"labels.{kind}.pattern: must be a string containing {{device}}")
+    needs = labels.get("needs_ok_to_test", {})
+    if not isinstance(needs, dict) or not isinstance(needs.get("name"), str) \
+            or not needs["name"].strip():
+        problems.append("labels.needs_ok_to_test.name: must be a non-empty string")
+    for kind in ("privateuse1", "vendor", "needs_ok_to_test"):
         spec = labels.get(kind)
         if not isinstance(spec, dict):
             continue
@@ -182,7 +229,7 @@ def validate(raw: dict[str, Any]) -> list[str]:
     flaggems = raw.get("flaggems")
     package_root = flaggems.get("package_root") if isinstance(flaggems, dict) else None
     if not isinstance(flaggems, dict):
-        problems.append("flaggems: must be a mapping")
+        problems.append("flaggems: must be a mapping (package_root)")
     elif package_root is not None and not is_relative_folder(package_root):
         problems.append("flaggems.package_root: must be a folder path inside the repository "
                         f"(relative, no '..'), got {shown(package_root)}")
@@ -196,14 +243,7 @@ def validate(raw: dict[str, Any]) -> list[str]:
         problems.append("devices: must be a mapping of device name to settings")
     else:
         for name, dev in devices.items():
-            if not isinstance(name, str) or not DEVICE_RE.match(name):
-                problems.append(f"devices.{shown(name)}: not a device name like A_X100")
-            if not isinstance(dev, dict):
-                problems.append(f"devices.{shown(name)}: must be a mapping (runner, backend)")
-                continue
-            runner = dev.get("runner", [])
-            if not isinstance(runner, list) or not all(isinstance(r, str) for r in runner):
-                problems.append(f"devices.{shown(name)}.runner: must be a list of runner labels")
+            problems += validate_device(name, dev)
     commands = raw.get("commands")
     if not isinstance(commands, dict):
         problems.append("commands: must be a mapping of command name to settings")
@@ -213,14 +253,64 @@ def validate(raw: dict[str, Any]) -> list[str]:
             if perm not in PERMISSIONS:
                 problems.append(f"commands.{shown(name)}.permission: must be one of "
                                 f"{', '.join(PERMISSIONS)}")
+    routing = raw.get("routing")
+    names = routing.get("backends") if isinstance(routing, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) and BACKEND_RE.match(n) for n in names):
+        problems.append("routing.backends: must be a list of backend names like my_npu, got "
+                        f"{shown(names)}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")
     else:
-        for key in ("override_min_speedup", "new_op_min_fraction_of_native"):
-            value = kernels.get(key)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-                problems.append(f"kernels.{key}: must be a positive number, got {shown(value)}")
+        problems += validate_kernels(kernels)
+    return problems
+
+
+def validate_device(name: Any, dev: Any) -> list[str]:
+    """Problems of one `devices:` entry."""
+    if not isinstance(name, str) or not CHECK_DEVICE_RE.match(name):
+        return [f"devices.{shown(name)}: not a device name (letters, digits, `_.-`, at most 50)"]
+    if not isinstance(dev, dict):
+        return [f"devices.{name}: must be a mapping (runner, backend)"]
+    problems = [f"devices.{name}.{key}: unknown key (known: backend, ops, runner, timeout_minutes)"
+                for key in dev if key not in ("backend", "ops", "runner", "timeout_minutes")]
+    runner = dev.get("runner", ["self-hosted", name])
+    if runner != "local" and (not isinstance(runner, list) or not runner or not all(
+            isinstance(r, str) and RUNNER_LABEL_RE.match(r) for r in runner)):
+        problems.append(f"devices.{name}.runner: must be `local` or a non-empty list of runner "
+                        "labels like [self-hosted, a_x100]")
+    if "backend" in dev and not is_relative_folder(dev["backend"]):
+        problems.append(f"devices.{name}.backend: must be a relative folder path")
+    ops = dev.get("ops", [])
+    if not isinstance(ops, list) or not all(isinstance(o, str) and BACKEND_RE.match(o) for o in ops):
+        problems.append(f"devices.{name}.ops: must be a list of op names like softmax")
+    problems += _timeout_problems(f"devices.{name}.timeout_minutes", dev.get("timeout_minutes", 1))
+    return problems
+
+
+def _timeout_problems(key: str, value: Any) -> list[str]:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_TIMEOUT_MINUTES:
+        return [f"{key}: must be whole minutes from 1 to {MAX_TIMEOUT_MINUTES}, got {shown(value)}"]
+    return []
+
+
+def validate_kernels(kernels: dict[str, Any]) -> list[str]:
+    """Problems of the `kernels:` mapping."""
+    known = sorted(DEFAULTS["kernels"])
+    problems = [f"kernels.{shown(key)}: unknown key (known: {', '.join(known)})"
+                for key in kernels if key not in known]
+    for key in ("override_min_speedup", "new_op_min_fraction_of_native"):
+        value = kernels.get(key)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+            problems.append(f"kernels.{key}: must be a positive number, got {shown(value)}")
+    if kernels.get("trusted_permission") not in PERMISSIONS:
+        problems.append(f"kernels.trusted_permission: must be one of {', '.join(PERMISSIONS)}")
+    paths = kernels.get("paths")
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        problems.append("kernels.paths: must be a list of glob strings")
+    if not isinstance(kernels.get("workflow"), str) or not WORKFLOW_RE.match(kernels["workflow"]):
+        problems.append("kernels.workflow: must be a workflow file name like device-check.yml")
+    problems += _timeout_problems("kernels.timeout_minutes", kernels.get("timeout_minutes"))
     return problems
 
 
@@ -243,7 +333,7 @@ def parse_config(text: str | None) -> RepoConfig:
     problems = validate(merged)
     if problems:
         raise ConfigError(problems)
-    return RepoConfig(merged)
+    return RepoConfig(merged, frozenset(loaded))
 
 
 def load_config(repo_root: Path) -> RepoConfig:

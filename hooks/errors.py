@@ -1,4 +1,8 @@
-"""One error type per exit code, so every command maps failures the same way (DESIGN.md: 0/1/2)."""
+"""One error type per exit code, so every command maps failures the same way.
+
+The exit codes are a contract users' scripts and CI read: 0 ok, 1 a check failed (the patch or
+the checked files are wrong), 2 usage or environment error (docs/patches.md, docs/hooks.md).
+"""
 
 from __future__ import annotations
 

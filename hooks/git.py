@@ -1,6 +1,7 @@
 """The one git runner: pinned settings, a clean environment, an explicit repository path.
 
-Every git call in hooks/ goes through `run`. Patch bytes are a contract (DESIGN.md), so nothing
+Every git call in hooks/ goes through `run`. The same commits must give the same patch bytes on
+any machine (docs/patches.md), so nothing
 from the caller's environment may reach git: inherited GIT_* variables are dropped (a hook runs
 with GIT_DIR/GIT_INDEX_FILE of the outer repository set, and GIT_DIFF_OPTS changes diff bytes),
 and the settings that change diff or mail bytes are pinned with `-c`. Commands that must not see
@@ -23,7 +24,8 @@ from pathlib import Path
 from flagbot.hooks.errors import UsageError
 
 # Settings that change format-patch / diff / apply output or behaviour. Command-line flags in
-# hooks/generate.py pin the same things again where git has a flag, because a flag beats config.
+# hooks/patches/generate.py pin the same things again where git has a flag, because a flag beats
+# config.
 PINNED_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.abbrev", "40"),
     ("core.quotePath", "true"),

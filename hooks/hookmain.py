@@ -1,4 +1,4 @@
-"""The exit-code funnel for hook console scripts, which pre-commit runs without `flagbot`.
+"""What every command and hook shares: argument errors as exit 2, and the exit-code funnel.
 
 `flagbot <command>` maps errors in hooks/cli.py; a console script such as
 `flagbot-check-vendor-backend` calls the module's `main` directly, where an uncaught exception
@@ -7,13 +7,27 @@ would exit 1 ("check failed"). Every hook's `main` goes through `guarded` instea
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
-from flagbot.hooks.config import ConfigError, load_config
 from flagbot.hooks.errors import EXIT_USAGE, FlagbotError, UsageError
+
+# What a shell reports for a program that SIGPIPE ended (128 + 13), as `| head` users expect.
+EXIT_CLOSED_PIPE = 141
+
+
+def closed_pipe() -> int:
+    """The reader of our output went away (`... | head -c1`): normal, so no traceback.
+
+    Later writes, including the interpreter's flush at exit, go to /dev/null instead of raising
+    again.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_CLOSED_PIPE
 
 
 def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Sequence[str] | None,
@@ -24,19 +38,22 @@ def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Seque
     except FlagbotError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except BrokenPipeError:
+        return closed_pipe()
     except Exception:  # a crash must never read as "check failed" (1)
+        import traceback  # only on a crash: `flagbot patch` start-up is timed in milliseconds
+
         traceback.print_exc()
         print(f"{prog}: internal error (a bug in flagbot); please report it with the traceback "
               "above", file=sys.stderr)
         return EXIT_USAGE
 
 
-def configured_folder(repo: Path, given: str | None, key: str) -> str:
-    """`given`, else `key` (backends / hardwares) from .github/flagbot.yml, else its default."""
-    if given:
-        return given
+def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """`parser.parse_args` that raises UsageError instead of exiting (the bot calls commands)."""
     try:
-        return str(getattr(load_config(repo), key))
-    except ConfigError as exc:
-        raise UsageError(f"{repo / '.github/flagbot.yml'}: {exc}",
-                         hint=f"fix the file or pass --{'root' if key == 'backends' else key} DIR") from exc
+        return parser.parse_args(argv)
+    except SystemExit as exc:
+        if exc.code in (0, None):
+            raise
+        raise UsageError(f"invalid arguments for {parser.prog} (usage above)") from None

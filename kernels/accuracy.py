@@ -32,9 +32,21 @@ class AccuracyCase:
 
 
 def upcast(value: Any) -> Any:
-    """float64 copies of floating tensors (the reference precision); other values as they are."""
+    """float64 copies of floating tensors, also inside lists (the reference precision); other
+    values (index tensors, scalars) as they are."""
     if isinstance(value, torch.Tensor) and value.is_floating_point():
         return value.to(torch.float64)
+    if isinstance(value, (list, tuple)):
+        return type(value)(upcast(v) for v in value)
+    return value
+
+
+def downcast(value: Any, dtype: torch.dtype) -> Any:
+    """The reference's floating outputs cast back to the tested dtype; indices kept."""
+    if isinstance(value, torch.Tensor):
+        return value.to(dtype) if value.is_floating_point() else value
+    if isinstance(value, (list, tuple)):
+        return tuple(downcast(v, dtype) for v in value)
     return value
 
 
@@ -51,6 +63,8 @@ def compare(actual: torch.Tensor, expected: torch.Tensor, rtol: float,
             f"shape {tuple(actual.shape)}, expected {tuple(expected.shape)}")
     if actual.dtype != expected.dtype:
         return False, float("nan"), float("nan"), f"dtype {actual.dtype}, expected {expected.dtype}"
+    if not expected.is_floating_point():  # indices and other integers: exact
+        rtol, atol = 0.0, 0.0
     a, e = actual.to(torch.float64), expected.to(torch.float64)
     diff = (a - e).abs()
     diff = torch.where(torch.isnan(a) & torch.isnan(e), torch.zeros_like(diff), diff)
@@ -74,23 +88,47 @@ def check_case(spec: OpSpec, fn: Callable[..., torch.Tensor], case: Case, dtype:
     gen = torch.Generator(device=device).manual_seed(seed)
     args, kwargs = spec.make_inputs(case, dtype, device, gen)
     try:
-        expected = spec.reference(*[upcast(a) for a in args], **kwargs).to(dtype)
+        expected = downcast(spec.reference(*[upcast(a) for a in args], **kwargs), dtype)
         actual = fn(*args, **kwargs)
     except Exception as exc:  # a raising kernel is a per-case result, never the end of the run
         result.error = f"{type(exc).__name__}: {exc}"
         return result
-    if not isinstance(actual, torch.Tensor):
-        result.error = f"returned {type(actual).__name__}, expected a tensor"
+    pairs, problem = _outputs(actual, expected)
+    if problem:
+        result.error = problem
         return result
-    result.ok, result.max_abs_err, result.max_rel_err, result.error = compare(
-        actual, expected, tol.rtol, tol.atol)
+    result.ok, result.max_abs_err, result.max_rel_err = True, 0.0, 0.0
+    for got, want in pairs:
+        ok, max_abs, max_rel, error = compare(got, want, tol.rtol, tol.atol)
+        result.ok = result.ok and ok
+        result.max_abs_err = max(result.max_abs_err, max_abs)
+        result.max_rel_err = max(result.max_rel_err, max_rel)
+        result.error = result.error or error
     return result
+
+
+def _outputs(actual: Any, expected: Any) -> tuple[list[tuple[torch.Tensor, torch.Tensor]],
+                                                  str | None]:
+    """(output, reference) tensor pairs: one for a tensor, one per element for a tuple
+    (max.dim's values and indices)."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, torch.Tensor):
+            return [], f"returned {type(actual).__name__}, expected a tensor"
+        return [(actual, expected)], None
+    if not isinstance(actual, (tuple, list)) or len(actual) != len(expected) or \
+            not all(isinstance(a, torch.Tensor) for a in actual):
+        return [], f"returned {type(actual).__name__}, expected {len(expected)} tensors"
+    return list(zip(actual, expected, strict=True)), None
 
 
 def check_op(spec: OpSpec, fn: Callable[..., torch.Tensor], cases: Sequence[Case],
              dtypes: Sequence[torch.dtype], device: torch.device,
-             seeds: Sequence[int]) -> list[AccuracyCase]:
-    """Every (dtype, case, seed) of one op; stops an op early only after a raising kernel."""
+             seeds: Sequence[int],
+             done: Callable[[Case, torch.dtype, int], None] | None = None) -> list[AccuracyCase]:
+    """Every (dtype, case, seed) of one op; stops an op early only after a raising kernel.
+
+    `done(case, dtype, seeds)` is called after each (dtype, case), for progress reports.
+    """
     results: list[AccuracyCase] = []
     for dtype in dtypes:
         for case in cases:
@@ -99,4 +137,6 @@ def check_op(spec: OpSpec, fn: Callable[..., torch.Tensor], cases: Sequence[Case
                 results.append(outcome)
                 if outcome.error and outcome.max_abs_err is None:
                     break  # the kernel raised: other seeds would raise the same way
+            if done is not None:
+                done(case, dtype, len(seeds))
     return results

@@ -9,8 +9,13 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flagbot.kernels.imports import commands as generated
+
+if TYPE_CHECKING:  # torch-importing modules load only when a command needs them
+    from flagbot.kernels.check import CheckOptions
+    from flagbot.kernels.loader import Backend
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
@@ -33,12 +38,17 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     check = sub.add_parser("check", help="accuracy, performance and gates of a backend's ops")
     check.add_argument("--backend", required=True, help="backend folder, e.g. backends/_nvidia")
+    check.add_argument("--arch", help="architecture folder to check with the vendor's ops: an "
+                                      "ARCH_MAP key (9) or folder (hopper); default the one "
+                                      "FlagGems picks for this device")
+    check.add_argument("--flaggems", help="FlagGems checkout or package the backend's code "
+                                          "imports (default: the tree the backend sits in)")
     check.add_argument("--ops", help="comma-separated op names (generic or aten); default all")
     check.add_argument("--dtypes", help="comma-separated: float32,float16,bfloat16 (fp32...)")
     check.add_argument("--shapes", choices=("ci", "full", "auto"), default="auto",
                        help="ci = tiny (CPU), full = device sizes; auto = full on a GPU")
     check.add_argument("--seeds", type=int, default=3, help="random inputs per case (default 3)")
-    check.add_argument("--json", help="write the report (schema flagbot.kernels.report/1)")
+    check.add_argument("--json", help="write the report (schema flagbot.kernels.report/2)")
     check.add_argument("--markdown", help="write the PR-comment table")
     check.add_argument("--min-speedup", type=float, default=1.30,
                        help="override gate: speedup vs the generic kernel (default 1.30)")
@@ -47,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--min-spread", type=float, default=0.02,
                        help="smallest +- band around a speedup for the near verdict (0.02)")
     check.add_argument("--strict", action="store_true", help="a near-threshold verdict fails")
+    check.add_argument("--baseline", choices=("auto", "flaggems", "generic"), default="auto",
+                       help="what an override is gated against: FlagGems' own op, the bundled "
+                            "generic kernel, or auto = FlagGems when flag_gems imports (default)")
     imp = sub.add_parser("import-backend", help="copy a FlagGems-layout backend folder into backends/")
     imp.add_argument("source", help="a _<vendor> folder (FlagGems runtime/backend/_<vendor>)")
     imp.add_argument("--dest", default="backends", help="where backends live (default backends)")
@@ -80,12 +93,32 @@ def _options(args: argparse.Namespace) -> object:
         shapes=shapes, ops=[o.strip() for o in args.ops.split(",")] if args.ops else None,
         dtypes=dtypes, seeds=tuple(range(args.seeds)),
         thresholds=Thresholds(args.min_speedup, args.min_native_fraction, args.min_spread),
-        near_fails=args.strict)
+        near_fails=args.strict, baseline=args.baseline)
+
+
+# Runs the interpreter would take longer than this get a warning before they start.
+SLOW_RUN_S = 60.0
+
+
+def warn_if_slow(backend: Backend, options: CheckOptions) -> None:
+    """Before a run on Triton's CPU interpreter that will take minutes, say so and how long."""
+    from flagbot.kernels.backend_utils import interpreted
+    from flagbot.kernels.check import interpreter_estimate, select
+    from flagbot.kernels.progress import duration
+
+    if not interpreted():
+        return
+    seconds = interpreter_estimate(select(backend, options.ops), options)
+    if seconds >= SLOW_RUN_S:
+        print(f"flagbot kernels: warning: no GPU, so kernels run on Triton's CPU interpreter: "
+              f"shapes {options.shapes!r} will take about {duration(seconds)} "
+              "(--shapes ci takes seconds; progress follows on stderr)", file=sys.stderr)
 
 
 def run_check(args: argparse.Namespace, argv: Sequence[str], cwd: str | None) -> int:
     """Load, check, report; the exit code follows the verdicts."""
     from flagbot.kernels import report
+    from flagbot.kernels.baseline import BaselineUnavailable, resolve
     from flagbot.kernels.check import CheckOptions
     from flagbot.kernels.check import run_check as check
     from flagbot.kernels.loader import BackendLoadError, BackendMissing, load_backend
@@ -96,21 +129,30 @@ def run_check(args: argparse.Namespace, argv: Sequence[str], cwd: str | None) ->
         print(f"flagbot kernels: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     assert isinstance(options, CheckOptions)
+    try:
+        baseline = resolve(options.baseline)
+    except BaselineUnavailable as exc:
+        print(f"flagbot kernels: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     path = _resolve(args.backend, cwd)
     ops: list[dict[str, object]] = []
     code, error, backend = EXIT_OK, None, None
     try:
-        backend = load_backend(path)
-        ops, code = check(backend, options)
+        backend = load_backend(path, arch=args.arch, flaggems=args.flaggems and
+                               _resolve(args.flaggems, cwd))
+        warn_if_slow(backend, options)
+        ops, code = check(backend, options, baseline, progress=True)
     except BackendMissing as exc:
         error, code = str(exc), EXIT_USAGE
     except BackendLoadError as exc:
         error, code = str(exc), EXIT_FAILED
-    doc = report.build(argv, options, report.backend_info(backend, str(path), error), ops, code)
+    doc = report.build(argv, options, report.backend_info(backend, str(path), error), ops, code,
+                       baseline.to_json())
     table = report.markdown(doc)
-    print(table, end="")
-    if error:
+    if error:  # no table of nothing: the error is the whole answer
         print(f"flagbot kernels: error: {error}", file=sys.stderr)
+    else:
+        print(table, end="")
     if args.json:
         report.write_json(doc, _resolve(args.json, cwd))
     if args.markdown:

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 PASS, FAIL, NEAR, UNMEASURED, ERROR = "pass", "fail", "near", "unmeasured", "error"
+# Listed, never run: the backend switched the op off, or the harness has no spec for it yet.
+DISABLED, NOT_CHECKED = "disabled", "not checked"
 FAILING = (FAIL, ERROR)
 
 

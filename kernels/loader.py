@@ -1,33 +1,37 @@
-"""Load a backend folder by path (FlagGems layout) and pair each of its ops with a spec.
+"""Load a backend folder by path, the way FlagGems does, and pair each of its ops with a spec.
 
-Two forms are accepted: `ops.get_specific_ops()` returning
-`(aten_name, function[, Autograd.x])` tuples, or functions exported by `ops/__init__.py` whose
-names are generic op names (`softmax`, or the generic function's name such as `sum_dim`).
-Before any of its code runs, the folder must hold FlagGems' required files and tune files
-that FlagGems can load (kernels/flaggems_layout.py, kernels/tune_configs.py): the same
-conditions `flagbot check-backend` reports as errors.
+What FlagGems takes from a `_<vendor>` folder, and so what is checked:
+- the functions of `ops/` and `fused/` (every function the module holds, whatever `__all__`
+  says; `__all__ = ["*"]` and imports behind a Triton version check included), then those of
+  the architecture folder `ARCH_MAP` picks for this device (`--arch` forces one), which win
+  over a vendor function of the same name;
+- each function by its Python name: the aten names FlagGems' operator table (`_FULL_CONFIG`)
+  gives that name are the operators it replaces (kernels/flaggems_names.py);
+- minus the vendor's unused-op list (`CUSTOMIZED_UNUSED_OPS`): those are reported disabled.
+The older form, `ops.get_specific_ops()` returning `(aten_name, function[, Autograd.x])`
+tuples, names the aten operator directly. Before any of its code runs, the folder must hold
+FlagGems' required files and loadable tune files (kernels/flaggems_layout.py,
+kernels/tune_configs.py): the conditions `flagbot check-backend` reports as errors.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import inspect
-import itertools
-import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flagbot.kernels import backend_utils
+from flagbot.kernels.backend_import import BadArch, ImportProblem, Modules, import_backend
+from flagbot.kernels.baseline import FLAGGEMS_OPS
 from flagbot.kernels.flaggems_layout import missing_files
+from flagbot.kernels.flaggems_names import function_table, package_from_option, package_of
 from flagbot.kernels.registry import OPS, lookup
 from flagbot.kernels.spec import OpSpec
 from flagbot.kernels.tune_configs import TuneConfigError, load_backend_tunes
 
-_COUNTER = itertools.count()
+DISABLED, NOT_CHECKED = "disabled", "not checked"
 
 
 class BackendMissing(Exception):
@@ -40,7 +44,8 @@ class BackendLoadError(Exception):
 
 @dataclass
 class BackendOp:
-    """One op a backend provides: its spec (None if unknown) and kind (override/new/unknown)."""
+    """One op a backend provides: its spec (None if unknown), how it is called, and why it is
+    listed without being gated (`skip_status` disabled / not checked), if so."""
 
     name: str
     func: Callable[..., Any] | None
@@ -48,6 +53,11 @@ class BackendOp:
     aten: str | None = None
     autograd: str | None = None
     error: str | None = None
+    function: str | None = None  # the backend's Python name for it
+    source: str | None = None  # ops, fused, <arch>/ops or get_specific_ops
+    skip_status: str | None = None
+    skip: str | None = None
+    raw: Callable[..., Any] | None = None  # the backend's own function (func may wrap it)
 
     @property
     def kind(self) -> str:
@@ -69,14 +79,32 @@ class Backend:
     unused_ops: list[str] = field(default_factory=list)
     # tune file (relative path) -> op -> expanded configs, as FlagGems would build them
     tune_configs: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    arch: str | None = None
+    arch_note: str | None = None
+    flaggems: Path | None = None  # the FlagGems package the backend belongs to or imports
+    operator_table: str | None = None  # where function names were mapped to aten names
+    # functions FlagGems would take but registers for no aten operator
+    not_operators: list[dict[str, str]] = field(default_factory=list)
 
 
-def _function_names() -> dict[str, OpSpec]:
+def _generic_names() -> dict[str, OpSpec]:
     names = {name: spec for name, spec in OPS.items()}
     for spec in OPS.values():
         if spec.generic is not None:
             names.setdefault(spec.generic.__name__, spec)
     return names
+
+
+def _aten_specs() -> dict[str, tuple[OpSpec, Callable[[Any], Any]]]:
+    """aten name -> (spec, wrapper to the spec's calling convention)."""
+    table: dict[str, tuple[OpSpec, Callable[[Any], Any]]] = {}
+    for spec in OPS.values():
+        for aten in spec.aten:
+            table[aten] = (spec, lambda fn: fn)
+    for name, (aten, adapt) in FLAGGEMS_OPS.items():
+        if name in OPS:
+            table.setdefault(aten, (OPS[name], adapt))
+    return table
 
 
 def read_layout(path: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
@@ -94,27 +122,6 @@ def read_layout(path: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
         raise BackendLoadError(f"{path}: tune configs FlagGems cannot load: {exc}") from exc
 
 
-def _import_package(path: Path) -> Any:
-    init = path / "__init__.py"
-    # FlagGems puts backend_utils on the path of the vendor folders; so do we.
-    sys.modules.setdefault("backend_utils", backend_utils)
-    slug = re.sub(r"\W", "_", path.name)
-    name = f"flagbot_backend_{next(_COUNTER)}_{slug}"
-    spec = importlib.util.spec_from_file_location(name, init,
-                                                  submodule_search_locations=[str(path)])
-    if spec is None or spec.loader is None:
-        raise BackendLoadError(f"{init}: cannot be imported")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-        spec.loader.exec_module(module)
-        ops = importlib.import_module(f"{name}.ops")
-    except Exception as exc:
-        raise BackendLoadError(f"{path}: importing the backend failed: "
-                               f"{type(exc).__name__}: {exc}") from exc
-    return module, ops
-
-
 def _specific_ops(ops: Any) -> list[BackendOp]:
     result: list[BackendOp] = []
     seen: set[str] = set()
@@ -123,7 +130,8 @@ def _specific_ops(ops: Any) -> list[BackendOp]:
         autograd = getattr(entry[2], "name", str(entry[2])) if len(entry) > 2 else None
         spec = lookup(aten)
         op = BackendOp(name=spec.name if spec else aten, func=func, spec=spec, aten=aten,
-                       autograd=autograd)
+                       autograd=autograd, function=getattr(func, "__name__", None),
+                       source="get_specific_ops", raw=func)
         if spec is None:
             op.error = (f"unknown op {aten!r}: kernels/registry.py has no spec for it; add "
                         "kernels/ops/<op>.py and one line in OPS to check it")
@@ -134,38 +142,140 @@ def _specific_ops(ops: Any) -> list[BackendOp]:
     return result
 
 
-def _exported_functions(ops: Any) -> list[BackendOp]:
-    known = _function_names()
-    exported = getattr(ops, "__all__", None)
-    members = dict(inspect.getmembers(ops, inspect.isfunction))
-    names = list(exported) if exported is not None else sorted(n for n in members if n in known)
-    result: list[BackendOp] = []
-    for name in names:
-        spec = known.get(name)
-        op = BackendOp(name=spec.name if spec else name, func=members.get(name), spec=spec)
-        if spec is None:
-            op.error = (f"unknown op {name!r}: exported by ops/__init__.py but not a generic op "
-                        f"name ({', '.join(OPS)})")
-        elif op.func is None:
-            op.error = f"{name!r} is listed in __all__ but is not a function"
-        result.append(op)
+def _functions(modules: Modules) -> dict[str, tuple[Callable[..., Any], str]]:
+    """name -> (function, source) as FlagGems collects them: vendor ops, fused, then the arch's
+    ops, a later one replacing an earlier one of the same name."""
+    sources = [("ops", modules.ops), ("fused", modules.fused),
+               (f"{modules.arch}/ops", modules.arch_ops)]
+    found: dict[str, tuple[Callable[..., Any], str]] = {}
+    for source, module in sources:
+        if module is None or hasattr(module, "get_specific_ops"):
+            continue
+        for name, fn in inspect.getmembers(module, inspect.isfunction):
+            found[name] = (fn, source)
+    return found
+
+
+def _listed_but_absent(modules: Modules) -> list[BackendOp]:
+    result = []
+    for source, module in (("ops", modules.ops), ("fused", modules.fused),
+                           (f"{modules.arch}/ops", modules.arch_ops)):
+        listed = getattr(module, "__all__", None) if module is not None else None
+        for name in listed or ():
+            if name != "*" and not inspect.isfunction(getattr(module, name, None)):
+                result.append(BackendOp(name=name, func=None, spec=None, function=name,
+                                        source=source, error=f"{name!r} is listed in "
+                                        f"{source}/__init__.py __all__ but is not a function"))
     return result
 
 
-def load_backend(path: str | Path) -> Backend:
-    """Import the backend at `path` and list its ops; raises BackendMissing/BackendLoadError."""
+def _classify(name: str, fn: Callable[..., Any], source: str,
+              table: dict[str, tuple[str, ...]], backend: Backend) -> BackendOp | None:
+    atens = table.get(name, ())
+    if not atens:
+        spec = _generic_names().get(name)
+        if spec is None:
+            backend.not_operators.append({
+                "function": name, "source": source,
+                "reason": "FlagGems' operator table has no entry for this name: it is "
+                          "reachable only as flag_gems." + name + ", never as an aten operator"})
+            return None
+        return BackendOp(name=spec.name, func=fn, spec=spec, function=name, source=source, raw=fn)
+    specs = _aten_specs()
+    for aten in atens:
+        if aten in specs:
+            spec, adapt = specs[aten]
+            return BackendOp(name=spec.name, func=adapt(fn), spec=spec, aten=aten,
+                             function=name, source=source, raw=fn)
+    return BackendOp(name=name, func=fn, spec=None, aten=atens[0], function=name, source=source,
+                     raw=fn, skip_status=NOT_CHECKED,
+                     skip=f"not checked (no input maker): no spec for {', '.join(atens)} in "
+                          "kernels/registry.py yet")
+
+
+def _mark_disabled(op: BackendOp, unused: list[str]) -> None:
+    names = {op.function, getattr(op.raw, "__name__", None), op.aten,
+             (op.aten or "").split(".")[0]}
+    hit = sorted(n for n in names if n and n in unused)
+    if hit and not op.error:
+        op.skip_status, op.skip = DISABLED, (
+            f"disabled: the backend lists {hit[0]!r} among its unused ops "
+            "(CUSTOMIZED_UNUSED_OPS), so FlagGems does not register it")
+
+
+def _mark_unregistered(backend: Backend) -> None:
+    """With FlagGems imported from the backend's own tree and running for this very vendor
+    (its `vendor_name`, detected on this device), an op whose function FlagGems' operator table
+    does not hold is not used here (FlagGems versions differ on whether a vendor folder's ops
+    apply to NVIDIA, for one): reported, never gated."""
+    module = sys.modules.get("flag_gems")
+    table = getattr(module, "_FULL_CONFIG", None)
+    file = getattr(module, "__file__", None)
+    if table is None or file is None or backend.flaggems is None or \
+            Path(file).resolve().parent != backend.flaggems.resolve() or \
+            getattr(module, "vendor_name", None) != backend.vendor_name:
+        return
+    held = {id(item[1]) for item in table if len(item) > 1}
+    version = getattr(module, "__version__", "?")
+    for op in backend.ops:
+        if op.raw is not None and not op.skip_status and not op.error and id(op.raw) not in held:
+            op.skip_status, op.skip = DISABLED, (
+                f"disabled: FlagGems {version} does not register this function on this device "
+                f"(its operator table keeps its own {op.function})")
+
+
+def _list_ops(backend: Backend, modules: Modules) -> None:
+    table, backend.operator_table = function_table(backend.flaggems)
+    ops: list[BackendOp] = []
+    if hasattr(modules.ops, "get_specific_ops"):
+        ops += _specific_ops(modules.ops)
+    for name, (fn, source) in _functions(modules).items():
+        op = _classify(name, fn, source, table, backend)
+        if op is not None:
+            ops.append(op)
+    ops += _listed_but_absent(modules)
+    unused = (modules.ops.get_unused_ops() if hasattr(modules.ops, "get_unused_ops") else
+              getattr(modules.package, "CUSTOMIZED_UNUSED_OPS", ()))
+    backend.unused_ops = [str(n) for n in unused]
+    for op in ops:
+        _mark_disabled(op, backend.unused_ops)
+    backend.ops = ops
+    _mark_unregistered(backend)
+
+
+def load_backend(path: str | Path, *, arch: str | None = None,
+                 flaggems: str | Path | None = None) -> Backend:
+    """Import the backend at `path` and list its ops; raises BackendMissing/BackendLoadError.
+
+    `arch` forces an architecture folder (an ARCH_MAP key or folder name); `flaggems` is a
+    FlagGems checkout or package whose `flag_gems` the backend's code imports (default: the
+    tree the folder sits in, if any).
+    """
     root = Path(path).resolve()
     tunes = read_layout(root)
-    package, ops = _import_package(root)
-    info = getattr(package, "vendor_info", None)
-    form = "specific_ops" if hasattr(ops, "get_specific_ops") else "exported_functions"
-    backend = Backend(path=root, form=form, vendor_name=getattr(info, "vendor_name", None),
-                      device_name=getattr(info, "device_name", None), tune_configs=tunes)
+    package = package_of(root)
+    if flaggems is not None:
+        given = package_from_option(Path(flaggems).resolve())
+        if given is None:
+            raise BackendMissing(f"--flaggems {flaggems}: no flag_gems package there (pass a "
+                                 "FlagGems checkout, its src/flag_gems, or site-packages)")
+        package = package or given
     try:
-        backend.ops = _specific_ops(ops) if form == "specific_ops" else _exported_functions(ops)
-        unused = ops.get_unused_ops() if hasattr(ops, "get_unused_ops") else \
-            getattr(package, "CUSTOMIZED_UNUSED_OPS", ())
-        backend.unused_ops = [str(n) for n in unused]
+        modules = import_backend(root, package, arch)
+    except BadArch as exc:
+        raise BackendMissing(str(exc)) from exc
+    except ImportProblem as exc:
+        raise BackendLoadError(f"{root}: {exc}") from exc
+    except Exception as exc:
+        raise BackendLoadError(f"{root}: importing the backend failed: "
+                               f"{type(exc).__name__}: {exc}") from exc
+    info = getattr(modules.package, "vendor_info", None)
+    form = "specific_ops" if hasattr(modules.ops, "get_specific_ops") else "exported_functions"
+    backend = Backend(path=root, form=form, vendor_name=getattr(info, "vendor_name", None),
+                      device_name=getattr(info, "device_name", None), tune_configs=tunes,
+                      arch=modules.arch, arch_note=modules.arch_note, flaggems=package)
+    try:
+        _list_ops(backend, modules)
     except Exception as exc:
         raise BackendLoadError(f"{root}: listing the backend's ops failed: "
                                f"{type(exc).__name__}: {exc}") from exc

@@ -11,16 +11,30 @@ from __future__ import annotations
 from flagbot.kernels.imports import experimental
 from flagbot.kernels.ops import (
     add,
+    addmm,
+    argmax,
+    bmm,
+    cat,
+    cumsum,
+    div,
+    embedding,
+    exp,
+    fill,
     gelu,
+    index_select,
     layer_norm,
     log_softmax,
     mean,
     mm,
     mul,
     rms_norm,
+    rsqrt,
     silu,
     softmax,
+    sqrt,
+    sub,
 )
+from flagbot.kernels.ops import max as max_op
 from flagbot.kernels.ops import sum as sum_op
 from flagbot.kernels.spec import OpSpec
 
@@ -36,6 +50,22 @@ OPS: dict[str, OpSpec] = {
     "mean": mean.SPEC,
     "mm": mm.SPEC,
     "log_softmax": log_softmax.SPEC,
+    # No generic kernel: the reference is the aten op (kernels/ops/_aten.py). The operators
+    # vendors' FlagGems folders override most often (docs/kernels.md, "Coverage").
+    "sub": sub.SPEC,
+    "div": div.SPEC,
+    "sqrt": sqrt.SPEC,
+    "rsqrt": rsqrt.SPEC,
+    "exp": exp.SPEC,
+    "fill": fill.SPEC,
+    "addmm": addmm.SPEC,
+    "bmm": bmm.SPEC,
+    "max": max_op.SPEC,
+    "argmax": argmax.SPEC,
+    "cumsum": cumsum.SPEC,
+    "embedding": embedding.SPEC,
+    "index_select": index_select.SPEC,
+    "cat": cat.SPEC,
 }
 
 

@@ -22,7 +22,7 @@ from flagbot.kernels.check import CheckOptions
 from flagbot.kernels.loader import Backend
 
 SCHEMA = "flagbot.kernels.report"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def environment() -> dict[str, Any]:
@@ -42,14 +42,20 @@ def backend_info(backend: Backend | None, path: str, error: str | None) -> dict[
     """The report's `backend` object."""
     if backend is None:
         return {"path": path, "form": None, "vendor_name": None, "device_name": None,
-                "unused_ops": [], "error": error}
+                "unused_ops": [], "arch": None, "arch_note": None, "flaggems": None,
+                "operator_table": None, "not_operators": [], "error": error}
     return {"path": str(backend.path), "form": backend.form, "vendor_name": backend.vendor_name,
-            "device_name": backend.device_name, "unused_ops": backend.unused_ops, "error": error}
+            "device_name": backend.device_name, "unused_ops": backend.unused_ops,
+            "arch": backend.arch, "arch_note": backend.arch_note,
+            "flaggems": None if backend.flaggems is None else str(backend.flaggems),
+            "operator_table": backend.operator_table, "not_operators": backend.not_operators,
+            "error": error}
 
 
 def build(argv: Sequence[str], options: CheckOptions, backend: dict[str, Any],
-          ops: list[dict[str, Any]], exit_code: int) -> dict[str, Any]:
-    """The whole JSON document."""
+          ops: list[dict[str, Any]], exit_code: int,
+          baseline: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The whole JSON document; `baseline` is what overrides were gated against."""
     counts: dict[str, int] = {}
     for op in ops:
         counts[op["verdict"]["status"]] = counts.get(op["verdict"]["status"], 0) + 1
@@ -68,7 +74,9 @@ def build(argv: Sequence[str], options: CheckOptions, backend: dict[str, Any],
             "seeds": list(options.seeds),
             "thresholds": dict(options.thresholds.__dict__),
             "near_fails": options.near_fails,
+            "baseline": options.baseline,
         },
+        "baseline": baseline,
         "backend": backend,
         "ops": ops,
         "summary": {"verdicts": counts, "exit_code": exit_code},
@@ -95,8 +103,20 @@ def _speed_cell(op: dict[str, Any]) -> str:
     if perf["status"] != "measured":
         return str(perf["status"])
     value = op["verdict"]["value"]
-    vs = "vs generic" if op["kind"] == "override" else "vs native"
+    vs = f"vs {op.get('baseline') or 'generic'}" if op["kind"] == "override" else "vs native"
     return f"{value['median']:.2f}x {vs}" if value else "-"
+
+
+def _op_cell(op: dict[str, Any]) -> str:
+    """`mm`, or `mm (hopper/ops)` for an op from an architecture folder."""
+    source = op.get("source") or ""
+    return f"{op['op']} ({source})" if "/" in source else str(op["op"])
+
+
+def _baseline_text(baseline: dict[str, Any] | None) -> str:
+    if not baseline:
+        return ""
+    return f", overrides gated against {baseline['name']} {baseline['version']}"
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -107,7 +127,7 @@ def markdown(report: dict[str, Any]) -> str:
     lines = [
         f"**flagbot kernels check** `{b['path']}` ({b.get('vendor_name') or '?'}) on {where}",
         f"torch {env['torch']}, triton {env['triton']}, shapes `{report['options']['shapes']}`,"
-        f" exit {report['summary']['exit_code']}",
+        f" exit {report['summary']['exit_code']}{_baseline_text(report.get('baseline'))}",
         "",
         "| op | kind | accuracy | max rel err | speed | verdict |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -115,12 +135,24 @@ def markdown(report: dict[str, Any]) -> str:
     for op in report["ops"]:
         acc = op["accuracy"]
         n_ok = sum(c["ok"] for c in acc["cases"])
-        lines.append(f"| {op['op']} | {op['kind']} | {n_ok}/{len(acc['cases'])} | "
+        ran = f"{n_ok}/{len(acc['cases'])}" if acc["cases"] else "-"
+        lines.append(f"| {_op_cell(op)} | {op['kind']} | {ran} | "
                      f"{_fmt(_worst_error(op), '.1e')} | {_speed_cell(op)} | "
                      f"**{op['verdict']['status']}** |")
     notes = [f"- `{op['op']}`: {op['verdict']['reason']}" for op in report["ops"]
-             if op["verdict"]["status"] not in ("pass", "unmeasured")
+             if op["verdict"]["status"] not in ("pass", "unmeasured", "not checked")
              or "slower on" in op["verdict"]["reason"]]
+    unchecked = [f"{op['op']} ({op['aten']})" for op in report["ops"]
+                 if op["verdict"]["status"] == "not checked"]
+    if unchecked:
+        notes.append(f"- not checked (no input maker in kernels/registry.py yet): "
+                     f"{', '.join(unchecked)}")
+    others = [f"{f['function']} ({f['source']})" for f in b.get("not_operators") or ()]
+    if others:
+        notes.append(f"- functions FlagGems registers for no aten operator (not checked): "
+                     f"{', '.join(others)}")
     if b.get("error"):
         notes.insert(0, f"- backend: {b['error']}")
+    if b.get("arch") or b.get("arch_note"):
+        notes.insert(0, f"- architecture folder: {b.get('arch') or b.get('arch_note')}")
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"

@@ -74,12 +74,24 @@ def unary_inputs(case: Case, dtype: torch.dtype, device: torch.device,
     return (randn(case.shape, dtype, device, gen),), dict(case.params)
 
 
+def second_operand_shape(case: Case) -> tuple[int, ...]:
+    """The shape of a binary op's y: the case's shape, or its last `broadcast` dims."""
+    k = int(case.params.get("broadcast", 0))
+    return case.shape[-k:] if k else case.shape
+
+
 def binary_inputs(case: Case, dtype: torch.dtype, device: torch.device,
                   gen: torch.Generator) -> Inputs:
-    """Two tensors of the case's shape, the case's params as keywords."""
+    """x of the case's shape and y of `second_operand_shape` (param `broadcast`: y holds only
+    the last that many dims); the other params as keywords."""
     x = randn(case.shape, dtype, device, gen)
-    y = randn(case.shape, dtype, device, gen)
-    return (x, y), dict(case.params)
+    y = randn(second_operand_shape(case), dtype, device, gen)
+    return (x, y), {k: v for k, v in case.params.items() if k != "broadcast"}
+
+
+def binary_bytes(case: Case, dtype: torch.dtype) -> int:
+    """x and the output at full size, y at its own (possibly broadcast) size."""
+    return (2 * numel(case.shape) + numel(second_operand_shape(case))) * dtype.itemsize
 
 
 def elementwise_bytes(tensors: int) -> Callable[[Case, torch.dtype], int]:

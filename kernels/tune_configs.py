@@ -11,7 +11,7 @@ Standard library and PyYAML only (no torch, no triton).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +211,10 @@ def read_tune(text: str) -> TuneFile:
         tune.problems.append(TuneProblem(SCHEMA, 1, "the file must be a mapping of op key -> "
                                          "list of configs"))
         return tune
+    for op, line, entries in data.dropped:
+        hidden = f" (in the first `{op}` block, line {line}, which the duplicate key hides)"
+        tune.problems.extend(replace(p, message=p.message + hidden)
+                             for p in check_entries(str(op), entries, line))
     for op, entries in data.items():
         line = _line(data, op, 1)
         tune.problems.extend(check_entries(str(op), entries, line))

@@ -83,10 +83,15 @@ def safe_load_bounded(text: str) -> Any:
 
 
 class YDict(dict[Any, Any]):
-    """A mapping that remembers its own line and the line of each key (1-based)."""
+    """A mapping that remembers its own line and the line of each key (1-based).
+
+    `dropped` keeps (key, line, value) of each value a later duplicate key replaced, so a
+    checker can still report what is wrong inside the block that loaders silently discard.
+    """
 
     line: int = 0
     key_lines: dict[Any, int]
+    dropped: list[tuple[Any, int, Any]]
 
 
 class YList(list[Any]):
@@ -117,17 +122,16 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Iterator[YDic
     data = YDict()
     data.line = node.start_mark.line + 1
     data.key_lines = {}
+    data.dropped = []
     yield data  # the SafeConstructor protocol: yield first, so aliases may point back here
+    if not any(key_node.tag == _MERGE_TAG for key_node, _ in node.value):
+        _fill_map(loader, node, data)
+        return
     own: dict[Any, int] = {}
     for key_node, _ in node.value:
         if key_node.tag == _MERGE_TAG:
             continue
-        key = loader.construct_object(key_node, deep=False)
-        try:
-            hash(key)
-        except TypeError:
-            raise ConstructorError("while constructing a mapping", node.start_mark,
-                                   "found unhashable key", key_node.start_mark) from None
+        key = _hashable_key(loader, node, key_node)
         line = key_node.start_mark.line + 1
         if key in own:
             loader.duplicates.append((line, f"{key!s} (first at line {own[key]})"))
@@ -138,6 +142,29 @@ def _construct_map(loader: _LineLoader, node: yaml.MappingNode) -> Iterator[YDic
         key = loader.construct_object(key_node, deep=False)
         data[key] = loader.construct_object(value_node, deep=False)
         data.key_lines[key] = own.get(key, data.line)
+
+
+def _hashable_key(loader: _LineLoader, node: yaml.MappingNode, key_node: yaml.Node) -> Any:
+    key = loader.construct_object(key_node, deep=False)
+    try:
+        hash(key)
+    except TypeError:
+        raise ConstructorError("while constructing a mapping", node.start_mark,
+                               "found unhashable key", key_node.start_mark) from None
+    return key
+
+
+def _fill_map(loader: _LineLoader, node: yaml.MappingNode, data: YDict) -> None:
+    """A mapping without `<<` merge keys (nearly all): each key constructed once."""
+    lines = data.key_lines
+    for key_node, value_node in node.value:
+        key = _hashable_key(loader, node, key_node)
+        line = key_node.start_mark.line + 1
+        if key in lines:
+            loader.duplicates.append((line, f"{key!s} (first at line {lines[key]})"))
+            data.dropped.append((key, lines[key], data[key]))
+        lines[key] = line
+        data[key] = loader.construct_object(value_node, deep=False)
 
 
 def _construct_seq(loader: _LineLoader, node: yaml.SequenceNode) -> Iterator[YList]:

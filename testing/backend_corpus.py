@@ -1,8 +1,8 @@
 """Builds backends from `testing/resources/backends/` for tests: clean copies and rule overlays.
 
 A broken case is `broken/<rule>/case.yaml` (base clean vendor, optional folder name, whether it
-sits inside the tiny FlagGems tree, files to delete, files to `grow` to a size with comment
-lines) plus `files/` laid over the clean copy.
+sits inside the tiny FlagGems tree, files to delete) plus `files/` laid over the clean copy;
+`flaggems_files/` and `flaggems_delete` change the FlagGems tree (an older layout, say).
 A form case (`forms/<name>/`) has the same layout and reproduces a form met in real vendor
 trees; its case.yaml adds `expect` (rule -> severity that must be reported) and `absent`
 (rules that must not be), and an optional `flaggems_files/` overlay on the FlagGems tree.
@@ -49,6 +49,8 @@ def _build(case_dir: Path, dest: Path) -> tuple[str, str]:
         root = "backends"
     if (case_dir / "flaggems_files").is_dir():
         shutil.copytree(case_dir / "flaggems_files", dest, dirs_exist_ok=True)
+    for rel in case.get("flaggems_delete", []):
+        (dest / rel).unlink()
     folder = dest / root / case.get("name", case["base"])
     shutil.copytree(CLEAN / case["base"], folder)
     for rel in case.get("delete", []):

@@ -91,3 +91,16 @@ def test_the_local_side_never_imports_the_server() -> None:
     up = {m: sorted(t for t in targets if t.startswith("flagbot.bot"))
           for m, targets in graph.items() if m.startswith("flagbot.hooks")}
     assert {m: t for m, t in up.items() if t} == {}
+
+
+# The device side's torch-free description of the FlagGems layout, shared with the checker.
+SHARED_LAYOUT = {"flagbot.kernels.flaggems_layout", "flagbot.kernels.tune_configs",
+                 "flagbot.kernels.yamlload"}
+
+
+def test_the_local_side_takes_only_the_layout_description_from_the_device_side() -> None:
+    graph = import_graph()
+    down = {m: sorted(t for t in targets
+                      if t.startswith("flagbot.kernels") and t not in SHARED_LAYOUT)
+            for m, targets in graph.items() if m.startswith("flagbot.hooks")}
+    assert {m: t for m, t in down.items() if t} == {}

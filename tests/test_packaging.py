@@ -4,6 +4,7 @@ top-level `kernels` package (a real one exists on PyPI) and neither shadows the 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 import sys
@@ -76,10 +77,13 @@ def test_flagbot_installs_beside_a_top_level_kernels_distribution(
     env = tmp_path / "venv"
     venv.create(env, with_pip=False)
     python = env / "bin" / "python"
+    # A PYTHONPATH naming a checkout (with its flagbot.egg-info) would make pip report flagbot
+    # as "already installed" in the new environment and skip it.
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     for wheel in reversed(wheels):  # the other distribution first, as an ML stack would have it
         subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
                         "--no-deps", "--no-index", str(wheel)], check=True,
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=clean)
     code = ("import kernels, flagbot.kernels, flagbot.hooks.cli, flagbot.hooks.patch_cmd;"
             "assert kernels.OWNER == 'not-flagbot-kernels', kernels.__file__;"
             "assert flagbot.kernels.__file__ != kernels.__file__;"

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from github import Github, GithubException
 from github.GithubException import UnknownObjectException
 from github.IssueComment import IssueComment
 
-from flagbot.bot.github import Action, ChangedFile, CheckRunRef, Comment, Label
+from flagbot.bot.github import (
+    Action,
+    ArtifactRef,
+    ArtifactTooLarge,
+    ChangedFile,
+    CheckRunRef,
+    Comment,
+    Label,
+)
+
+# Repository roles, weakest first (GET .../collaborators/{user}/permission, `role_name`).
+ROLES = ("none", "read", "triage", "write", "maintain", "admin")
 
 
 def is_not_found(exc: GithubException) -> bool:
@@ -79,8 +91,10 @@ class PyGithubClient:
         for run in self._repo.get_commit(head_sha).get_check_runs(check_name=name):
             self._runs[run.id] = run
             count = run.output.annotations_count if run.output is not None else 0
+            started = run.started_at.timestamp() if run.started_at is not None else None
             refs.append(CheckRunRef(run.id, run.name, run.status, run.conclusion, run.external_id,
-                                    int(count or 0)))
+                                    int(count or 0), started, run.details_url,
+                                    str(run.output.title or "") if run.output is not None else ""))
         return refs
 
     def create_check_run(self, head_sha: str, name: str, fields: dict[str, Any]) -> int:
@@ -117,6 +131,97 @@ class PyGithubClient:
         self._pace()
         c.edit(body)
         self.actions.append(Action("comment.edit", {"id": comment_id, "chars": len(body)}))
+
+
+    def react(self, comment_id: int, content: str) -> None:
+        # GitHub answers 200 for a reaction the App already left: repeating it is harmless.
+        c = self._comments.get(comment_id) or IssueComment(
+            self._repo.requester, url=f"{self._repo.url}/issues/comments/{comment_id}")
+        self._pace()
+        c.create_reaction(content)
+        self.actions.append(Action("reaction.create", {"comment": comment_id, "content": content}))
+
+    def permission(self, login: str) -> str:
+        try:
+            _, data = self._repo.requester.requestJsonAndCheck(
+                "GET", f"{self._repo.url}/collaborators/{quote(login, safe='')}/permission")
+        except GithubException as exc:
+            if is_not_found(exc):  # not a collaborator of a repository the user cannot see
+                return "none"
+            raise
+        role, legacy = data.get("role_name"), data.get("permission")
+        # a custom role's name means nothing here; its base permission is in `permission`
+        return str(role) if role in ROLES else str(legacy if legacy in ROLES else "none")
+
+    def pull_json(self, number: int) -> dict[str, Any]:
+        return dict(self._repo.get_pull(number).raw_data)
+
+
+    # -- GitHub Actions: the device-check workflow ------------------------------------------------
+
+    def dispatch_workflow(self, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
+        url = f"{self._repo.url}/actions/workflows/{quote(workflow, safe='')}/dispatches"
+        body: dict[str, Any] = {"ref": ref, "inputs": inputs, "return_run_details": True}
+        self._pace()
+        try:
+            _, data = self._repo.requester.requestJsonAndCheck("POST", url, input=body)
+        except GithubException as exc:
+            # Servers older than the run-details answer (GitHub Enterprise) reject the field:
+            # dispatch without it; the run is then found by its title.
+            if exc.status not in (400, 422) or "return_run_details" not in str(exc.data):
+                raise
+            del body["return_run_details"]
+            _, data = self._repo.requester.requestJsonAndCheck("POST", url, input=body)
+        self.actions.append(Action("workflow.dispatch", {"workflow": workflow, "ref": ref,
+                                                         "request": inputs.get("request_id")}))
+        run_id = (data or {}).get("workflow_run_id")
+        return int(run_id) if isinstance(run_id, int) else None
+
+    def workflow_run(self, run_id: int) -> dict[str, Any] | None:
+        try:
+            _, data = self._repo.requester.requestJsonAndCheck(
+                "GET", f"{self._repo.url}/actions/runs/{int(run_id)}")
+        except GithubException as exc:
+            if is_not_found(exc):
+                return None
+            raise
+        return dict(data)
+
+    def workflow_runs(self, workflow: str) -> list[dict[str, Any]]:
+        _, data = self._repo.requester.requestJsonAndCheck(
+            "GET", f"{self._repo.url}/actions/workflows/{quote(workflow, safe='')}/runs",
+            parameters={"event": "workflow_dispatch", "per_page": 100})
+        return [dict(r) for r in (data or {}).get("workflow_runs") or []]
+
+    def cancel_workflow_run(self, run_id: int) -> bool:
+        self._pace()
+        try:
+            self._repo.requester.requestJsonAndCheck(
+                "POST", f"{self._repo.url}/actions/runs/{int(run_id)}/cancel")
+        except GithubException as exc:
+            if exc.status == 409 or is_not_found(exc):  # finished already, or gone
+                return False
+            raise
+        self.actions.append(Action("workflow.cancel", {"run": run_id}))
+        return True
+
+    def run_artifacts(self, run_id: int) -> list[ArtifactRef]:
+        _, data = self._repo.requester.requestJsonAndCheck(
+            "GET", f"{self._repo.url}/actions/runs/{int(run_id)}/artifacts",
+            parameters={"per_page": 100})
+        return [ArtifactRef(int(a["id"]), str(a.get("name") or ""), int(a.get("size_in_bytes") or 0),
+                            bool(a.get("expired"))) for a in (data or {}).get("artifacts") or []]
+
+    def download_artifact(self, artifact_id: int, max_bytes: int) -> bytes:
+        # GitHub answers with a redirect to storage; PyGithub drops the token for other hosts.
+        _, _, chunks = self._repo.requester.getStream(
+            f"{self._repo.url}/actions/artifacts/{int(artifact_id)}/zip", chunk_size=65536)
+        data = bytearray()
+        for chunk in chunks:
+            data += chunk
+            if len(data) > max_bytes:
+                raise ArtifactTooLarge(f"artifact {artifact_id} is over {max_bytes} bytes")
+        return bytes(data)
 
 
 def _run_detail(name: str, fields: dict[str, Any]) -> dict[str, Any]:

@@ -14,9 +14,10 @@ from github import GithubException
 from flagbot.bot import repo_config
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github.app import GitHubApp
-from flagbot.bot.handlers import pull_request
+from flagbot.bot.handlers import deadline, issue_comment, pull_request, workflow_run
 from flagbot.bot.locks import RepoLocks
 from flagbot.bot.settings import Settings
+from flagbot.bot.store.feed import LabelLog
 from flagbot.bot.workspace import GitWorkspace
 
 
@@ -31,8 +32,25 @@ class Handler:
 
 HANDLERS: dict[str, Handler] = {
     "pull_request": Handler(pull_request.wants, pull_request.handle,
-                            "labels, `flagbot / patches`, `flagbot / backends`, summary comment"),
+                            "labels, patch regeneration, `flagbot / patches`, "
+                            "`flagbot / backends`, summary comment"),
+    "issue_comment": Handler(issue_comment.wants, issue_comment.handle,
+                             "slash commands: /help, /patch, /unpatch, /check, /ok-to-test"),
+    "workflow_run": Handler(workflow_run.wants_run, workflow_run.handle_run,
+                            "kernel checks: a device-check run finished -> its check run's verdict"),
+    "workflow_job": Handler(workflow_run.wants_job, workflow_run.handle_job,
+                            "kernel checks: a runner took a device-check job -> in progress"),
 }
+# Deliveries the worker makes for itself (a handler's follow-up), never accepted from a webhook.
+INTERNAL: dict[str, Handler] = {
+    deadline.EVENT: Handler(deadline.wants, deadline.handle,
+                            "kernel checks: a run with no report in time -> timed out"),
+}
+
+
+def handler_for(event: str) -> Handler | None:
+    """The handler of a GitHub event or of one of the worker's own follow-ups."""
+    return HANDLERS.get(event) or INTERNAL.get(event)
 
 
 def wants(event: str, payload: dict[str, Any]) -> bool:
@@ -43,11 +61,14 @@ def wants(event: str, payload: dict[str, Any]) -> bool:
 
 def run_context(ctx: Context) -> dict[str, Any]:
     """Run the event's handler on a built context (shared by the worker and `flagbot replay`)."""
-    result = HANDLERS[ctx.event].run(ctx)
+    handler = handler_for(ctx.event)
+    assert handler is not None
+    result = handler.run(ctx)
     return {
         "delivery": ctx.delivery_id, "event": ctx.event, "action": ctx.action,
         "repository": ctx.full_name, "dry_run": ctx.dry_run, **result,
         "actions": [{"kind": a.kind, **a.detail} for a in ctx.client.actions],
+        **({"follow_ups": ctx.follow_ups} if ctx.follow_ups else {}),
     }
 
 
@@ -58,6 +79,16 @@ class BotHandlers:
         self.settings = settings
         self.github = github or GitHubApp(settings)
         self.locks = RepoLocks(settings)
+        self._label_log: LabelLog | None = None
+
+    @property
+    def label_log(self) -> LabelLog:
+        """The downstream label log, opened on first use."""
+        if self._label_log is None:
+            from flagbot.bot.store.factory import open_label_log
+
+            self._label_log = open_label_log(self.settings)
+        return self._label_log
 
     def wants(self, event: str, payload: dict[str, Any]) -> bool:
         """True when some handler reacts to this delivery (the module function `wants`)."""
@@ -69,7 +100,8 @@ class BotHandlers:
         The caller holds the pull request's lock (`worker.run_locked`); the git work takes
         the repository's.
         """
-        if not wants(event, payload):
+        handler = handler_for(event)
+        if handler is None or not isinstance(payload, dict) or not handler.wants(payload):
             return {"delivery": delivery_id, "event": event, "skipped": "no handler wants it"}
         installation = int(field_of(payload, "installation", "id"))
         try:
@@ -93,8 +125,8 @@ class BotHandlers:
                                  lock=lambda: self.locks.hold(full_name))
         config, error = repo_config.load(client, default_branch)
         ctx = Context(self.settings, delivery_id, event, payload, full_name, default_branch,
-                      client, workspace, config, error)
+                      client, workspace, config, error, label_log=self.label_log)
         return run_context(ctx)
 
 
-__all__ = ["HANDLERS", "BotHandlers", "Handler", "run_context", "wants"]
+__all__ = ["HANDLERS", "INTERNAL", "BotHandlers", "Handler", "handler_for", "run_context", "wants"]

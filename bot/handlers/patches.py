@@ -11,8 +11,8 @@ from flagbot.bot.handlers.markdown import code, plain
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError
 from flagbot.hooks.findings import ERROR, WARNING, Finding
-from flagbot.hooks.hetero import check_hetero
-from flagbot.hooks.verify import verify_patch
+from flagbot.hooks.patches.hetero import check_hetero
+from flagbot.hooks.patches.verify import verify_patch
 
 NAME = "flagbot / patches"
 

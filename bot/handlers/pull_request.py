@@ -8,25 +8,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot import sandbox
+from flagbot.bot import regenerate, sandbox
+from flagbot.bot.commands.text import code_block
 from flagbot.bot.context import Context, PullRequest
+from flagbot.bot.devices import plan as device_plan
+from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, labels, patches, summary
+from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.handlers.markdown import plain
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 from flagbot.hooks.findings import Finding
 
-ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited")
+ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed")
 # GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).
 FILES_CAP = 3000
 
 
 def wants(payload: dict[str, Any]) -> bool:
-    """Opened, pushed, reopened, ready for review, or its base branch changed."""
+    """Opened, pushed, reopened, ready for review, base branch changed, labelled by a person, or closed."""
     action = payload.get("action")
     if action == "edited":
         return "base" in (payload.get("changes") or {})
+    if action == "labeled":  # a device label asks for regeneration; the bot's own labels do not
+        return (payload.get("sender") or {}).get("type") != "Bot"
     return action in ACTIONS
 
 
@@ -40,6 +45,8 @@ def config_failure(name: str, problems: list[str]) -> CheckResult:
 
 def handle(ctx: Context) -> dict[str, Any]:
     """Run the whole flow for one `pull_request` delivery; returns what each step did."""
+    if ctx.action == "closed":  # merged or closed: only the downstream label log changes
+        return downstream.closed(ctx)
     pr = PullRequest.from_payload(ctx.payload)
     client = ctx.client
     head = client.pull_head(pr.number)
@@ -58,23 +65,42 @@ def handle(ctx: Context) -> dict[str, Any]:
         done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
         return {"config_error": problems, "conclusions": {r.name: r.conclusion for r in results},
                 "writes": done}
+    label = [str((ctx.payload.get("label") or {}).get("name") or "")]
+    if ctx.action == "labeled" and not regenerate.labelled_devices(ctx.config, label) \
+            and not device_plan.labelled(ctx.config, label):
+        return {"skipped": "not a device or ci label", "conclusions": {}, "writes": {}}
     files = client.pull_files(pr.number)
     capped = len(files) >= FILES_CAP
     if capped:  # GitHub stops listing at 3000 files; git has them all
         files = ctx.workspace.changed_files(pr)
+    regen = regenerate.for_pull(ctx, pr, files)
+    if regen.outcome == "pushed":  # the new head's synchronize delivery does the rest
+        return {"regenerated": regen.outcome, "commit": regen.commit, "conclusions": {},
+                "writes": {}}
     wanted = labels.plan_labels(ctx.config, labels.touched_paths(files))
     change = plan_labels(ctx, pr, wanted, existing)
     # Order matters for crash safety, since the comment is where "the bot added this" lives:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
     labels.remove_stale(client, pr.number, change)
-    results = run_checks(ctx, pr, ctx.config, files)
+    # Device runs first: a runner's minutes dwarf the checks below, so they start soonest.
+    kernels = device_runs.for_pull(ctx, pr, files, meta)
+    results = [fold_into_check(regen, r) if r.name == patches.NAME else r
+               for r in run_checks(ctx, pr, ctx.config, files)]
     done = publish_all(ctx, pr, results)
+    clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
     report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
-                             default_branch=ctx.default_branch)
+                             default_branch=ctx.default_branch,
+                             patch_lines=regenerate.describe(regen, clone_url) if regen.devices else [],
+                             kernel_lines=device_runs.section(
+                                 client, device_plan.devices(ctx.config), pr.head_sha)
+                             if ctx.config["devices"] else [])
     body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
     done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
     labels.add_wanted(client, pr.number, change)
-    return {"files": len(files), "files_from_git": capped, "labels_added": list(change.to_add),
+    recorded = downstream.record_labels(ctx, wanted, change)
+    return {"files": len(files), "files_from_git": capped, "regenerated": regen.outcome,
+            **({"kernels": kernels} if kernels else {}),
+            "feed_labels": recorded, "labels_added": list(change.to_add),
             "labels_removed": list(change.to_remove),
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
 
@@ -135,3 +161,12 @@ def check_tree(tree: Path, config: RepoConfig, patch_list: list[str] | None,
     patch_findings = patches.run_checks(tree, config, patch_list) if patch_list is not None else None
     backend_findings = backends.run_checks(tree, config, folders) if folders else None
     return patch_findings, backend_findings
+def fold_into_check(regen: regenerate.Regen, result: CheckResult) -> CheckResult:
+    """The `flagbot / patches` result with a failed regeneration made part of it."""
+    if regen.outcome not in ("failed", "rejected"):
+        return result
+    summary = (f"Regenerating the patch of {', '.join(regen.devices) or 'the labelled devices'} "
+               f"failed:\n\n{code_block(regen.message)}\n\n{result.summary}")
+    title = "patch regeneration failed" if regen.outcome == "failed" else "branch moved; not pushed"
+    conclusion = "failure" if regen.outcome == "failed" else result.conclusion
+    return CheckResult(result.name, conclusion, title, summary, result.text, result.findings)

@@ -17,6 +17,8 @@ from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.handlers.markdown import code, plain
 
 MARKER = "<!-- flagbot:summary"
+KERNELS_BEGIN = "<!-- flagbot:kernels -->"
+KERNELS_END = "<!-- /flagbot:kernels -->"
 META_RE = re.compile(r"<!-- flagbot:summary (\{.*?\}) -->")
 ICONS = {"success": "✅", "failure": "❌", "neutral": "➖"}
 
@@ -31,6 +33,8 @@ class Summary:
     checks: list[CheckResult] = field(default_factory=list)
     config_problems: list[str] = field(default_factory=list)
     default_branch: str = "main"
+    patch_lines: list[str] = field(default_factory=list)  # patch regeneration, when labelled
+    kernel_lines: list[str] = field(default_factory=list)  # kernel checks per device
 
 
 def find(comments: Iterable[Comment], bot_login: str) -> Comment | None:
@@ -79,11 +83,39 @@ def render(summary: Summary, meta: dict[str, Any]) -> str:
     if summary.removed:
         lines.append("- removed " + ", ".join(code(n) for n in summary.removed)
                      + ": their paths are no longer in this pull request")
+    if summary.patch_lines:
+        lines += ["", "**Patch regeneration**", *summary.patch_lines]
     lines += ["", "**Checks**", "", "| check | result |", "| --- | --- |"]
     lines += [f"| {c.name} | {ICONS.get(c.conclusion, '')} {c.title} |" for c in summary.checks]
+    lines += ["", *kernels_block(summary.kernel_lines)]
     lines += ["", "**Next steps**"]
     lines += next_steps(summary.checks)
     return "\n".join(lines) + "\n"
+
+
+def kernels_block(lines: Sequence[str]) -> list[str]:
+    """The kernel-check section between its markers (the markers alone when there is none)."""
+    body = ["**Kernel checks**", "", *lines] if lines else []
+    return [KERNELS_BEGIN, *body, KERNELS_END]
+
+
+def with_kernels(body: str, lines: Sequence[str]) -> str:
+    """`body` with its kernel-check section replaced by `lines` (added before the next steps
+    when the comment predates the section)."""
+    block = "\n".join(kernels_block(lines))
+    start, end = body.find(KERNELS_BEGIN), body.find(KERNELS_END)
+    if start != -1 and end > start:
+        return body[:start] + block + body[end + len(KERNELS_END):]
+    steps = body.find("\n**Next steps**")
+    if steps == -1:
+        return body.rstrip("\n") + "\n\n" + block + "\n"
+    return body[:steps] + "\n" + block + "\n" + body[steps:]
+
+
+def with_meta(body: str, meta: dict[str, Any]) -> str:
+    """`body` with its hidden marker line carrying `meta`."""
+    first, _, rest = body.partition("\n")
+    return marker(meta) + "\n" + (rest if MARKER in first else body)
 
 
 def next_steps(checks: Sequence[CheckResult]) -> list[str]:

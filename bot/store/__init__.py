@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 STATUSES = ("queued", "running", "done", "failed", "dropped")
+# a worker's beacon older than this is forgotten (the worker is long gone)
+BEACON_TTL_S = 86400.0
+# handler runs per (re)delivery: the first try plus two retries with back-off
 # handler runs per (re)delivery: the first try plus two retries with back-off. A try counts when
 # it starts, so a delivery whose process dies (SIGKILL, out of memory) uses up its tries too.
 MAX_TRIES = 3
@@ -81,6 +84,9 @@ class Ledger(Protocol):
     def get(self, delivery_id: str) -> Delivery | None: ...
     def counts(self) -> dict[str, int]: ...
     def check_writable(self) -> None: ...
+    def release(self, delivery_id: str, owner: str, reason: str) -> bool: ...
+    def beacon(self, name: str, at: float) -> None: ...
+    def beacons(self) -> dict[str, float]: ...
 
 
 class Queue(Protocol):

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from flagbot.bot.settings import Settings
 from flagbot.bot.store import Ledger
+from flagbot.bot.store.feed import LabelLog
 from flagbot.bot.store.queue import QUEUE_NAME, DeliveryQueue
 
 
@@ -32,3 +33,15 @@ def open_queue(settings: Settings, process: Callable[[str], None] | None = None)
     huey = queue_huey(QUEUE_NAME, settings.queue_path,
                       background_checkpoints=settings.background_checkpoints)
     return DeliveryQueue(huey, process)
+
+
+def open_label_log(settings: Settings, *, create: bool = True) -> LabelLog:
+    """The label log behind the downstream feed; `create=False` leaves a missing SQLite file
+    alone (read as empty) for readers such as `flagbot labeled`."""
+    if settings.redis_url:
+        from flagbot.bot.store.feed_redis import RedisLabelLog
+
+        return RedisLabelLog(settings.redis_url)
+    from flagbot.bot.store.feed_sqlite import SqliteLabelLog
+
+    return SqliteLabelLog(settings.feed_path, create=create)

@@ -16,6 +16,7 @@ import redis
 from huey import Huey, RedisHuey
 
 from flagbot.bot.store import (
+    BEACON_TTL_S,
     MAX_TRIES,
     STATUSES,
     Delivery,
@@ -132,6 +133,20 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
 end
 return out
 """
+# KEYS: row queued running counts; ARGV: id owner reason now
+RELEASE = """
+if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
+if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'status', 'queued', 'error', ARGV[3], 'updated_at', ARGV[4],
+  'owner', '', 'lease_until', '')
+redis.call('HINCRBY', KEYS[1], 'tries_left', 1)
+redis.call('HINCRBY', KEYS[4], 'running', -1)
+redis.call('HINCRBY', KEYS[4], 'queued', 1)
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+return 1
+"""
+BEACONS = PREFIX + "health:beacons"
 
 FLOATS = ("received_at", "updated_at", "finished_at", "lease_until")
 INTS = ("attempts", "tries_left", "redeliveries")
@@ -169,6 +184,7 @@ class RedisLedger:
         self._heartbeat = self.client.register_script(HEARTBEAT)
         self._stale = self.client.register_script(STALE)
         self._abandoned = self.client.register_script(ABANDONED)
+        self._release = self.client.register_script(RELEASE)
 
     def _keys(self, delivery_id: str) -> list[str]:
         return [row_key(delivery_id), QUEUED, RUNNING, COUNTS]
@@ -248,6 +264,24 @@ class RedisLedger:
     def check_writable(self) -> None:
         """Raise when Redis does not take a write."""
         self.client.set(PREFIX + "health:probe", repr(time.time()), ex=3600)
+
+    def release(self, delivery_id: str, owner: str, reason: str) -> bool:
+        """Put a running delivery back in the queue, its try not counted (a worker stopping)."""
+        return bool(self._release(keys=self._keys(delivery_id),
+                                  args=[delivery_id, owner, reason, repr(time.time())]))
+
+    def beacon(self, name: str, at: float) -> None:
+        """Record that worker `name` last made progress at `at` (read by /healthz)."""
+        self.client.hset(BEACONS, name, repr(at))
+
+    def beacons(self) -> dict[str, float]:
+        """Each worker's last progress (beacons older than a day are dropped)."""
+        raw: dict[bytes, bytes] = self.client.hgetall(BEACONS)  # type: ignore[assignment]
+        found = {k.decode(): float(v) for k, v in raw.items()}
+        old = [k for k, v in found.items() if v < time.time() - BEACON_TTL_S]
+        if old:
+            self.client.hdel(BEACONS, *old)
+        return {k: v for k, v in found.items() if k not in old}
 
 
 def queue_huey(name: str, url: str) -> Huey:

@@ -19,6 +19,7 @@ from huey.constants import EmptyData
 from huey.storage import SqliteStorage
 
 from flagbot.bot.store import (
+    BEACON_TTL_S,
     MAX_TRIES,
     STATUSES,
     Delivery,
@@ -224,6 +225,27 @@ class SqliteLedger:
         """Raise when the ledger cannot take a write (disk full, read-only, locked for too long)."""
         with self._tx() as conn:
             conn.execute("insert or replace into health (k, v) values ('probe', ?)", (time.time(),))
+
+    def release(self, delivery_id: str, owner: str, reason: str) -> bool:
+        """Put a running delivery back in the queue, its try not counted (a worker stopping)."""
+        with self._tx() as conn:
+            cur = conn.execute(
+                "update deliveries set status='queued', tries_left=tries_left+1, error=?, "
+                "updated_at=?, owner=null, lease_until=null where id=? and owner=? "
+                "and status='running'", (reason, time.time(), delivery_id, owner))
+        return cur.rowcount == 1
+
+    def beacon(self, name: str, at: float) -> None:
+        """Record that worker `name` last made progress at `at` (read by /healthz)."""
+        with self._tx() as conn:
+            conn.execute("insert or replace into health (k, v) values (?, ?)", ("beacon:" + name, at))
+            conn.execute("delete from health where k like 'beacon:%' and v < ?",
+                         (time.time() - BEACON_TTL_S,))
+
+    def beacons(self) -> dict[str, float]:
+        """Each worker's last progress."""
+        rows = self._conn().execute("select k, v from health where k like 'beacon:%'").fetchall()
+        return {k[len("beacon:"):]: float(v) for k, v in rows}
 
 
 class QueueStorage(SqliteStorage):  # type: ignore[misc]

@@ -75,7 +75,8 @@ def check_arch(v: Vendor, init: Module) -> None:
                   "no ARCH_MAP key selects it, so its ops and configs are never used")
             continue
         if (arch / "ops" / "__init__.py").is_file():
-            v.implemented |= check_package(v, arch / "ops")
+            v.arch_implemented[arch.name] = check_package(v, arch / "ops")
+            v.implemented |= v.arch_implemented[arch.name]
         if (arch / HEURISTICS_FILE).is_file():
             check_heuristics(v, arch / HEURISTICS_FILE)
             arch_init = v.module(arch / "__init__.py")

@@ -10,7 +10,8 @@ from flagbot.hooks.backend.context import FlagGemsContext
 from flagbot.hooks.backend.descriptor import check_descriptor, check_folder
 from flagbot.hooks.backend.heuristics import check_heuristics
 from flagbot.hooks.backend.ops import check_documented, check_package, check_unused
-from flagbot.hooks.backend.pysrc import Module, Sources
+from flagbot.hooks.backend.pysrc import Module, Sources, literal_strings
+from flagbot.hooks.backend.scopes import assignments
 from flagbot.hooks.backend.tune import check_referenced, check_tune
 from flagbot.hooks.backend.vendor import Vendor
 from flagbot.hooks.findings import Finding
@@ -43,17 +44,30 @@ def _check_ops(v: Vendor, init: Module | None) -> None:
               "ops/__init__.py imports; remove get_specific_ops()/get_unused_ops()")
     if (v.folder / "fused" / "__init__.py").is_file():
         v.implemented |= check_package(v, v.folder / "fused")
+    own = set(v.implemented)  # ops/ and fused/, before the arch folders add theirs
     if init is not None:
         check_arch(v, init)
     if (documented and not hybrid) or init is None:
         return  # the documented form keeps its unused list in get_unused_ops()
-    binding = init.bindings.get(UNUSED)
     path = v.folder / "__init__.py"
-    if binding is None:
+    if UNUSED not in init.bindings or init.tree is None:
         v.add("unused-ops-missing", path, 0, f"{UNUSED} is not defined; FlagGems reads it from "
               f"every vendor (write {UNUSED} = () if nothing is disabled)")
-    else:
-        check_unused(v, path, getattr(binding.node, "value", None), binding.line, aten_allowed=False)
+        return
+    lists = [node for node, _ in assignments(init.tree, UNUSED)]
+    if not v.applies_ops:
+        if any(literal_strings(node.value) for node in lists):
+            v.add("vendor-lists-ignored", path, lists[0].lineno, f"this FlagGems layout "
+                  f"({v.rel(v.context.vendors_path) if v.context and v.context.vendors_path else ''}) "
+                  f"never applies {UNUSED} nor the ops of _nvidia; the list has no effect")
+        return
+    # One list per branch (`if arch_version == 300: ... else: ...`): each is what runs there,
+    # with the vendor's own ops and only those every architecture folder implements.
+    arches = list(v.arch_implemented.values())
+    everywhere = own | (set.intersection(*arches) if arches else set())
+    for node in lists:
+        check_unused(v, path, node.value, node.lineno, aten_allowed=False,
+                     implemented=everywhere if node.col_offset else None)
 
 
 def python_files(folder: Path) -> list[str]:
@@ -65,9 +79,25 @@ def python_files(folder: Path) -> list[str]:
     return sorted(out)
 
 
-def check_vendor(repo: Path, folder: Path, sources: Sources,
-                 context: FlagGemsContext | None = None) -> list[Finding]:
-    """All findings for the vendor folder `folder` (absolute), paths relative to `repo`."""
+def check_tunes(repo: Path, folder: Path, sources: Sources) -> tuple[list[Finding], dict[str, int]]:
+    """Findings of every tune file of `folder`, and the op keys of its own tune_configs.yaml.
+
+    Every tune file the harness loads: the vendor's and each arch candidate's, reached by
+    ARCH_MAP or not, so a file is judged the same whichever architecture runs it. Needs no
+    FlagGems context, so a parallel run starts it before the context is read.
+    """
+    v = Vendor(repo=repo, folder=folder, sources=sources)
+    own: dict[str, int] = {}
+    for tune in tune_files(folder):
+        if tune.is_file():
+            keys = check_tune(v, tune)
+            own = keys if tune == folder / TUNE_FILE else own
+    return v.findings, own
+
+
+def check_rules(repo: Path, folder: Path, sources: Sources, context: FlagGemsContext | None,
+                tune_keys: dict[str, int]) -> list[Finding]:
+    """Every rule but the tune files' own; `tune_keys` are those check_tunes returned."""
     v = Vendor(repo=repo, folder=folder, sources=sources, context=context)
     check_folder(v)
     init = v.module(folder / "__init__.py")
@@ -76,12 +106,14 @@ def check_vendor(repo: Path, folder: Path, sources: Sources,
     _check_ops(v, init)
     if (folder / HEURISTICS_FILE).is_file():
         check_heuristics(v, folder / HEURISTICS_FILE)
-    # Every tune file the harness loads: the vendor's and each arch candidate's, reached by
-    # ARCH_MAP or not, so a file is judged the same whichever architecture runs it.
-    for tune in tune_files(folder):
-        if tune.is_file():
-            keys = check_tune(v, tune)
-            if context is not None and tune == folder / TUNE_FILE:
-                check_referenced(v, tune, keys, python_files(folder))
+    if context is not None and tune_keys:
+        check_referenced(v, folder / TUNE_FILE, tune_keys, python_files(folder))
     v.report_oversized()
     return v.findings
+
+
+def check_vendor(repo: Path, folder: Path, sources: Sources,
+                 context: FlagGemsContext | None = None) -> list[Finding]:
+    """All findings for the vendor folder `folder` (absolute), paths relative to `repo`."""
+    tune_findings, keys = check_tunes(repo, folder, sources)
+    return check_rules(repo, folder, sources, context, keys) + tune_findings

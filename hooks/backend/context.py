@@ -17,18 +17,34 @@ from pathlib import Path
 from flagbot.hooks.limits import MAX_SOURCE_BYTES, read_limited
 
 # Where each piece lives, relative to the `flag_gems` package directory (the package root is
-# configurable; the relative layout is FlagGems' own and stable since 2025-01).
+# configurable: --flaggems or flaggems.package_root; the relative layout is FlagGems' own and
+# stable since 2025-01).
 LAYOUT = {
     "registry": "__init__.py",
     "ops": "ops",
     "fused": "fused",
     "vendors": "runtime/common.py",
 }
+# Before 2025-12-05 the vendors enum lived in `runtime/commom_utils.py` (sic), and that loader
+# applied neither the ops nor the unused-op list of the NVIDIA folder (`runtime/__init__.py`
+# `replace_customized_ops`, `runtime/register.py` `get_vendor_unused_op`).
+OLDER_VENDORS = "runtime/commom_utils.py"
 
-_DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+
+def vendors_file(package: Path) -> Path | None:
+    """The file holding the vendors enum: the current layout's, else the older one's."""
+    for rel in (LAYOUT["vendors"], OLDER_VENDORS):
+        if (package / rel).is_file():
+            return package / rel
+    return None
+
+# Patterns open with a literal character (newline, quote) so the regex engine can skip ahead:
+# a leading `^` under re.M or a look-behind tries every position of 6 MB of generic sources.
+_DEF = re.compile(r"\n[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)")
 _FULL_ENTRY = re.compile(r"\(\s*[\"']([\w.]+)[\"']\s*,\s*([\w.]+)")
-STRING_RE = re.compile(r"(?<![\w])[rbuRBU]?[\"']([A-Za-z_]\w*)[\"']")
-FSTRING_PREFIX_RE = re.compile(r"(?<![\w])[fF][\"']([A-Za-z_]\w*)\{")
+# An identifier in quotes ("add"), or the constant head of a template (f"mha_block_{n}",
+# "mha_block_{}".format(n)): group 2 is the closing quote or the brace.
+_LITERAL = re.compile(r"[\"']([A-Za-z_]\w*)([\"'{])")
 
 
 @dataclass
@@ -39,17 +55,40 @@ class FlagGemsContext:
     full_config: dict[str, str] = field(default_factory=dict)  # aten name -> function name
     generic_functions: frozenset[str] = frozenset()
     vendors: frozenset[str] | None = None  # None: common.py missing or unreadable
+    vendors_path: Path | None = None  # runtime/common.py, or commom_utils.py in older trees
     strings: frozenset[str] = frozenset()  # every identifier-like string literal in the tree
     prefixes: tuple[str, ...] = ()  # constant heads of f-strings (f"mha_block_{n}")
 
+    def registered_function(self, name: str) -> tuple[str, str] | None:
+        """(aten name, function) of the `_FULL_CONFIG` entry `name` spells: the aten name itself
+        (`__and__.Tensor`) or flattened like a function name (`greater_equal_Scalar`)."""
+        if name in self.full_config:
+            return name, self.full_config[name]
+        flat = name.replace(".", "_").lower()
+        for aten, func in self.full_config.items():
+            if aten.replace(".", "_").lower() == flat:
+                return aten, func
+        return None
+
+    @property
+    def older_layout(self) -> bool:
+        """The loader of trees before 2025-12-05 (see OLDER_VENDORS)."""
+        return self.vendors_path is not None and self.vendors_path.name == Path(OLDER_VENDORS).name
+
+
+def literal_names(text: str, strings: set[str], prefixes: set[str]) -> None:
+    """Add the identifier-like string literals of `text` to `strings`, template heads to `prefixes`."""
+    for name, closer in _LITERAL.findall(text):
+        (prefixes if closer == "{" else strings).add(name)
+
 
 def find_package(root: Path, top: Path | None = None) -> Path | None:
-    """The flag_gems package dir above `root` (it has runtime/common.py), if any, searched no
-    higher than `top` (the repository: nothing outside it is read)."""
+    """The flag_gems package dir above `root` (it has the vendors enum file), if any, searched
+    no higher than `top` (the repository: nothing outside it is read)."""
     for parent in [root, *root.parents]:
         if top is not None and not parent.is_relative_to(top):
             return None
-        if (parent / LAYOUT["vendors"]).is_file() and (parent / LAYOUT["registry"]).is_file():
+        if vendors_file(parent) is not None and (parent / LAYOUT["registry"]).is_file():
             return parent
     return None
 
@@ -128,14 +167,14 @@ def load_context(package: Path, backend_root: Path | None = None) -> FlagGemsCon
             if not name.endswith(".py"):
                 continue
             text = _read(Path(directory, name))
-            strings.update(STRING_RE.findall(text))
-            prefixes.update(FSTRING_PREFIX_RE.findall(text))
+            literal_names(text, strings, prefixes)
             if in_generic:
-                functions.update(_DEF.findall(text))
+                functions.update(_DEF.findall("\n" + text))
     for part in ("ops", "fused"):
         functions.update(exported_names(_read(package / LAYOUT[part] / "__init__.py")))
     ctx.generic_functions = frozenset(functions)
     ctx.strings = frozenset(strings)
     ctx.prefixes = tuple(sorted(prefixes))
-    ctx.vendors = read_vendors(package / LAYOUT["vendors"])
+    ctx.vendors_path = vendors_file(package)
+    ctx.vendors = read_vendors(ctx.vendors_path) if ctx.vendors_path is not None else None
     return ctx

@@ -119,6 +119,6 @@ def _check_name(v: Vendor, path: Path, args: dict[str, ast.expr], values: dict[s
     ctx = v.context
     if ctx is not None and ctx.vendors is not None and name not in ctx.vendors:
         v.add("vendor-not-registered", path, line, f"vendor {name!r} is not in the vendors enum "
-              f"of {v.rel(ctx.package / 'runtime/common.py')}: it can never be detected; add "
+              f"of {v.rel(ctx.vendors_path or ctx.package)}: it can never be detected; add "
               f"{name.upper()} = <next number> there")
     return name

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from flagbot.hooks import aten_ops, experimental_ops
 from flagbot.hooks.backend.pysrc import Module, literal_strings, returned_values
+from flagbot.hooks.backend.scopes import assignments
 from flagbot.hooks.backend.vendor import IDENT_RE, Vendor
 
 
@@ -57,26 +58,32 @@ def check_imports(v: Vendor, pkg: Path, mod: Module) -> set[str]:
 
 
 def check_all(v: Vendor, path: Path, mod: Module) -> list[str] | None:
-    """`__all__` is a literal list of unique, bound names; return it (None if absent)."""
-    binding = mod.bindings.get("__all__")
-    if binding is None:
+    """Each `__all__` is a literal list of unique names bound where it runs; return them all.
+
+    None when the module has no `__all__`. An `__all__` inside a branch (one per
+    architecture) is checked against what that branch binds.
+    """
+    if "__all__" not in mod.bindings or mod.tree is None:
         return None
-    node = getattr(binding.node, "value", None)
-    items = literal_strings(node)
-    if items is None:
-        v.add("not-static", path, binding.line, "__all__ is not a literal list of strings; "
-              "its names were not checked")
-        return None
-    seen: dict[str, int] = {}
-    for name, line in items:
-        if name in seen:
-            v.add("all-duplicate", path, line, f"{name!r} is listed twice in __all__ (first at "
-                  f"line {seen[name]}); remove one")
-        seen.setdefault(name, line)
-        if name != "*" and name not in mod.bindings and "*" not in mod.bindings:
-            v.add("all-undefined", path, line, f"__all__ names {name!r}, which this module "
-                  "neither defines nor imports; `from ... import *` would fail")
-    return list(seen)
+    exported: dict[str, None] = {}
+    for node, visible in assignments(mod.tree, "__all__"):
+        items = literal_strings(node.value)
+        if items is None:
+            v.add("not-static", path, node.lineno, "__all__ is not a literal list of strings; "
+                  "its names were not checked")
+            continue
+        seen: dict[str, int] = {}
+        for name, line in items:
+            if name in seen:
+                v.add("all-duplicate", path, line, f"{name!r} is listed twice in __all__ (first at "
+                      f"line {seen[name]}); remove one")
+            seen.setdefault(name, line)
+            if name != "*" and name not in visible and "*" not in visible:
+                v.add("all-undefined", path, line, f"__all__ names {name!r}, which this module "
+                      "neither defines nor imports" + (" in this branch" if node.col_offset else "")
+                      + "; `from ... import *` would fail")
+        exported.update(dict.fromkeys(seen))
+    return list(exported)
 
 
 def check_package(v: Vendor, pkg: Path, skip: tuple[str, ...] = ()) -> set[str]:
@@ -87,7 +94,7 @@ def check_package(v: Vendor, pkg: Path, skip: tuple[str, ...] = ()) -> set[str]:
     names = check_imports(v, pkg, mod) - set(skip)
     exported = check_all(v, pkg / "__init__.py", mod)
     ctx = v.context
-    if ctx is not None:
+    if ctx is not None and v.applies_ops:
         for name in sorted(set(exported) if exported is not None else names):
             if name != "*" and name in mod.bindings and name not in ctx.generic_functions \
                     and name not in skip:
@@ -184,8 +191,20 @@ def check_documented(v: Vendor, pkg: Path, mod: Module) -> None:
             check_unused(v, path, ret.value, ret.lineno, aten_allowed=True)
 
 
-def check_unused(v: Vendor, path: Path, node: ast.AST | None, line: int, *, aten_allowed: bool) -> None:
-    """Unused-op names: literal, matching something, and not also implemented here."""
+def _registered_hint(v: Vendor, name: str) -> str:
+    """"; did you mean 'ge_scalar' ..." when `name` spells an aten name `_FULL_CONFIG` registers."""
+    found = v.context.registered_function(name) if v.context is not None else None
+    if found is None:
+        return ""
+    return f"; did you mean {found[1]!r} (the function _FULL_CONFIG registers for aten {found[0]!r})?"
+
+
+def check_unused(v: Vendor, path: Path, node: ast.AST | None, line: int, *, aten_allowed: bool,
+                 implemented: set[str] | None = None) -> None:
+    """Unused-op names: literal, matching something, and not also implemented here.
+
+    `implemented`: the vendor functions that surely run where this list does (default: all).
+    """
     items = literal_strings(node)
     if items is None:
         v.add("unused-literal", path, line, "the unused-op list must be a literal tuple of "
@@ -198,18 +217,23 @@ def check_unused(v: Vendor, path: Path, node: ast.AST | None, line: int, *, aten
         if not IDENT_RE.match(name) and not is_aten:
             how = "an aten name or a function name" if aten_allowed else "a function __name__ " \
                 "(FlagGems matches func.__name__, so aten overloads like 'add.Tensor' never match)"
-            v.add("unused-unknown", path, at, f"{name!r} is not {how}")
+            v.add("unused-unknown", path, at, f"{name!r} is not {how}{_registered_hint(v, name)}")
             continue
         known = name in v.implemented or is_aten or name in imported or \
             (ctx is not None and name in ctx.generic_functions)
         if ctx is not None and not known:
             # FlagGems matches func.__name__, so an aten name such as "_to_copy" silently
             # disables nothing; name the function _FULL_CONFIG registers for it.
-            func = ctx.full_config.get(name)
-            hint = f"did you mean {func!r} (the function _FULL_CONFIG registers for aten " \
-                f"{name!r})?" if func else "check the spelling"
             v.add("unused-unknown", path, at, f"{name!r} matches no generic FlagGems function "
-                  f"(flag_gems/ops, fused) nor a vendor op: it disables nothing; {hint}")
-        if name in v.implemented or name in v.implemented_aten:
+                  f"(flag_gems/ops, fused) nor a vendor op: it disables nothing"
+                  f"{_registered_hint(v, name) or '; check the spelling'}")
+        if ctx is None and not known and not aten_ops.is_function_name(name):
+            lower = f"; FlagGems function names are lower case ({name.lower()!r}?)" \
+                if name != name.lower() else ""
+            v.add("unused-not-aten", path, at, f"{name!r} is not named after an ATen operator as "
+                  f"FlagGems names its functions (add, pow_tensor_scalar) nor a vendor op, so it "
+                  f"may disable nothing{lower}; pass --flaggems DIR to check it against the "
+                  "generic functions")
+        if name in (v.implemented if implemented is None else implemented) or name in v.implemented_aten:
             v.add("unused-and-implemented", path, at, f"{name!r} is implemented by this vendor "
                   "and also listed unused, so the vendor's own kernel is dropped; remove one")

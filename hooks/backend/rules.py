@@ -23,7 +23,8 @@ RULES: dict[str, tuple[str, str]] = {
     "descriptor-unknown-arg": (ERROR, "no keyword the descriptor class does not have"),
     "device-query-empty": (WARNING, "device_query_cmd is not empty (it is the last-resort detection)"),
     "vendor-name-mismatch": (ERROR, "vendor_name equals the folder name without its underscore"),
-    "vendor-not-registered": (ERROR, "vendor_name is in the vendors enum of runtime/common.py"),
+    "vendor-not-registered": (ERROR, "vendor_name is in the vendors enum of runtime/common.py "
+                                     "(runtime/commom_utils.py in trees before 2025-12)"),
     "unused-ops-missing": (ERROR, "the current form defines CUSTOMIZED_UNUSED_OPS in __init__.py"),
     "unused-literal": (ERROR, "unused-op lists are literal tuples/lists of strings"),
     # operators
@@ -35,6 +36,8 @@ RULES: dict[str, tuple[str, str]] = {
     "all-duplicate": (ERROR, "no name twice in __all__"),
     "unused-unknown": (ERROR, "every unused-op name matches an operator function (or aten name)"),
     "unused-and-implemented": (WARNING, "an op both implemented and listed unused is dropped"),
+    "vendor-lists-ignored": (WARNING, "an unused-op list FlagGems' loader never reads (NVIDIA's, before 2025-12)"),
+    "unused-not-aten": (WARNING, "without a FlagGems tree: an unused-op name matches an ATen op or a vendor function"),
     "specific-ops-ignored": (WARNING, "get_specific_ops() in a tree that uses CUSTOMIZED_UNUSED_OPS is dead code"),
     "op-replaces-nothing": (WARNING, "a vendor op's function name matches a generic FlagGems function"),
     # heuristics, tune configs, arch folders

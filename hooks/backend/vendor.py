@@ -26,10 +26,16 @@ class Vendor:
     findings: list[Finding] = field(default_factory=list)
     implemented: set[str] = field(default_factory=set)  # function names the vendor exports
     implemented_aten: set[str] = field(default_factory=set)  # documented form: aten names
+    arch_implemented: dict[str, set[str]] = field(default_factory=dict)  # arch folder -> names
 
     @property
     def vendor(self) -> str:
         return self.folder.name[1:] if self.folder.name.startswith("_") else self.folder.name
+
+    @property
+    def applies_ops(self) -> bool:
+        """Whether FlagGems applies this folder's ops and unused list (not NVIDIA's in older trees)."""
+        return not (self.vendor == "nvidia" and self.context is not None and self.context.older_layout)
 
     def rel(self, path: Path) -> str:
         """`path` relative to the repository, with forward slashes (findings' contract)."""
@@ -57,9 +63,10 @@ class Vendor:
         return mod
 
     def report_oversized(self) -> None:
-        """A finding for each file under the folder that was too large to read (once)."""
+        """A finding for each Python file under the folder that was too large to read (once;
+        tune files report their own)."""
         for key, exc in sorted(self.sources.oversized.items()):
             path = Path(key)
-            if path.is_relative_to(self.folder) and not any(
+            if path.suffix == ".py" and path.is_relative_to(self.folder) and not any(
                     f.rule == "file-too-large" and f.path == self.rel(path) for f in self.findings):
                 self.add("file-too-large", path, 0, str(exc))

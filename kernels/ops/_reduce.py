@@ -11,36 +11,60 @@ import torch
 import triton
 import triton.language as tl
 
+from flagbot.kernels.ops._layout import as_contiguous_permutation
+from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.spec import Case, Inputs, OpSpec, numel, randn
 
+# Enough programs to fill any current GPU several times over; fewer, and R is split across
+# programs that write fp32 partial sums, summed by a second launch.
+TARGET_PROGRAMS = 1024
+TILE = 4096  # accumulator elements per program
+
 
 @triton.jit
-def _sum_last_kernel(x_ptr, out_ptr, r, scale, BLOCK_R: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    acc = tl.zeros([BLOCK_R], tl.float32)
-    for start in range(0, r, BLOCK_R):
+def _sum_rows_kernel(x_ptr, out_ptr, m, r, stride_row, chunk, scale, BLOCK_R: tl.constexpr,
+                     ROWS: tl.constexpr, ALIGN: tl.constexpr):
+    r = (r // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    stride_row = (stride_row // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    chunk = (chunk // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    # inner == 1: ROWS rows per program, columns [split * chunk, (split + 1) * chunk) of each.
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS).to(tl.int64)
+    split = tl.program_id(1)
+    lo = split * chunk
+    hi = tl.minimum(lo + chunk, r)
+    acc = tl.zeros([ROWS, BLOCK_R], tl.float32)
+    for start in range(lo, hi, BLOCK_R):
         cols = start + tl.arange(0, BLOCK_R)
-        acc += tl.load(x_ptr + row * r + cols, mask=cols < r, other=0.0).to(tl.float32)
-    tl.store(out_ptr + row, (tl.sum(acc, axis=0) * scale).to(out_ptr.dtype.element_ty))
+        mask = (rows[:, None] < m) & (cols[None, :] < hi)
+        acc += tl.load(x_ptr + rows[:, None] * stride_row + cols[None, :], mask=mask,
+                       other=0.0).to(tl.float32)
+    total = tl.sum(acc, axis=1) * scale
+    tl.store(out_ptr + split.to(tl.int64) * m + rows, total.to(out_ptr.dtype.element_ty),
+             mask=rows < m)
 
 
 @triton.jit
-def _sum_mid_kernel(x_ptr, out_ptr, r, inner, scale, BLOCK_R: tl.constexpr,
-                    BLOCK_I: tl.constexpr):
-    # Columns of `inner` contiguous elements: each program owns BLOCK_I columns of one outer
-    # slice and walks down R, so every load is a coalesced row segment.
-    outer = tl.program_id(0).to(tl.int64)
-    cols = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
+def _sum_cols_kernel(x_ptr, out_ptr, r, inner, chunk, tiles_i, outer_total, scale,
+                     BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr):
+    # inner > 1: BLOCK_I neighbouring columns of one outer slice, rows [lo, hi) of R; every
+    # load is a contiguous row segment.
+    pid = tl.program_id(0)
+    outer = (pid // tiles_i).to(tl.int64)
+    cols = (pid % tiles_i) * BLOCK_I + tl.arange(0, BLOCK_I)
     col_mask = cols < inner
+    split = tl.program_id(1)
+    lo = split * chunk
+    hi = tl.minimum(lo + chunk, r)
     base = outer * r * inner
     acc = tl.zeros([BLOCK_R, BLOCK_I], tl.float32)
-    for start in range(0, r, BLOCK_R):
+    for start in range(lo, hi, BLOCK_R):
         rr = start + tl.arange(0, BLOCK_R)
-        mask = (rr[:, None] < r) & col_mask[None, :]
-        acc += tl.load(x_ptr + base + rr[:, None] * inner + cols[None, :], mask=mask,
-                       other=0.0).to(tl.float32)
-    out = tl.sum(acc, axis=0) * scale
-    tl.store(out_ptr + outer * inner + cols, out.to(out_ptr.dtype.element_ty), mask=col_mask)
+        mask = (rr[:, None] < hi) & col_mask[None, :]
+        acc += tl.load(x_ptr + base + rr[:, None].to(tl.int64) * inner + cols[None, :],
+                       mask=mask, other=0.0).to(tl.float32)
+    total = tl.sum(acc, axis=0) * scale
+    dst = out_ptr + split.to(tl.int64) * outer_total + outer * inner + cols
+    tl.store(dst, total.to(out_ptr.dtype.element_ty), mask=col_mask)
 
 
 def normalize_dim(x: torch.Tensor, dim: int | Sequence[int]) -> int:
@@ -48,32 +72,93 @@ def normalize_dim(x: torch.Tensor, dim: int | Sequence[int]) -> int:
     dims = [dim] if isinstance(dim, int) else list(dim)
     if len(dims) != 1:
         raise NotImplementedError(f"reduction over exactly one dim is supported, got {dim}")
-    return dims[0] % x.dim()
+    if not isinstance(dims[0], int) or not -max(x.dim(), 1) <= dims[0] < max(x.dim(), 1):
+        raise IndexError(f"dim {dims[0]!r} out of range for a {x.dim()}-dim tensor")
+    return dims[0] % max(x.dim(), 1)
+
+
+def _splits(programs: int, r: int, block_r: int, forced: int | None) -> int:
+    if forced is not None:
+        return max(1, min(forced, int(triton.cdiv(r, block_r))))
+    if programs >= TARGET_PROGRAMS:
+        return 1
+    # Each split keeps at least 4 tiles of R, so partial sums stay a small fraction of the input.
+    return max(1, min(int(triton.cdiv(TARGET_PROGRAMS, programs)), r // (4 * block_r)))
+
+
+def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Tensor,
+               scale: float, splits: int | None) -> None:
+    """Sum (times `scale`) of contiguous `src` seen as [outer, r, inner] into `out` (outer*inner)."""
+    kernel: Any
+    if inner == 1:
+        block_r = min(int(triton.next_power_of_2(r)), TILE)
+        rows = max(1, TILE // block_r)
+        grid_rows = triton.cdiv(outer, rows)
+        n_split = _splits(grid_rows, r, block_r, splits)
+        chunk = triton.cdiv(triton.cdiv(r, n_split), block_r) * block_r
+        n_split = triton.cdiv(r, chunk)
+        dst = out if n_split == 1 else torch.empty((n_split, outer), dtype=torch.float32,
+                                                   device=src.device)
+        kernel = _sum_rows_kernel
+        kernel[(grid_rows, n_split)](src, dst, outer, r, r, chunk, scale if n_split == 1 else 1.0,
+                                     BLOCK_R=block_r, ROWS=rows, ALIGN=alignment(r),
+                                     num_warps=4 if block_r * rows <= 2048 else 8)
+        total = outer
+    else:
+        block_i = min(int(triton.next_power_of_2(inner)), 128)
+        block_r = min(int(triton.next_power_of_2(r)), max(1, TILE // block_i))
+        tiles_i = triton.cdiv(inner, block_i)
+        n_split = _splits(outer * tiles_i, r, block_r, splits)
+        chunk = triton.cdiv(triton.cdiv(r, n_split), block_r) * block_r
+        n_split = triton.cdiv(r, chunk)
+        total = outer * inner
+        dst = out if n_split == 1 else torch.empty((n_split, total), dtype=torch.float32,
+                                                   device=src.device)
+        kernel = _sum_cols_kernel
+        kernel[(outer * tiles_i, n_split)](src, dst, r, inner, chunk, tiles_i, total,
+                                           scale if n_split == 1 else 1.0, BLOCK_R=block_r,
+                                           BLOCK_I=block_i, num_warps=4)
+    if n_split > 1:
+        _reduce_3d(dst, 1, n_split, total, out, scale, None)
+
+
+def sum_partials(partials: torch.Tensor, splits: int, total: int, out: torch.Tensor) -> None:
+    """out (total elements, any float dtype) = the sum over dim 0 of contiguous fp32 partials."""
+    _reduce_3d(partials, 1, splits, total, out, 1.0, None)
 
 
 def reduce_dim(x: torch.Tensor, dim: int | Sequence[int], keepdim: bool, mean: bool,
-               dtype: torch.dtype | None) -> torch.Tensor:
-    """Sum (or mean) of `x` over one dim, accumulated in fp32."""
+               dtype: torch.dtype | None, *, splits: int | None = None) -> torch.Tensor:
+    """Sum (or mean) of `x` over one dim, accumulated in fp32; any layout (a transposed input is
+    read in place). `splits` forces how many programs share one reduced line (tests)."""
     d = normalize_dim(x, dim)
-    x = x.contiguous() if dtype is None else x.contiguous().to(dtype)
+    if dtype is not None:
+        x = x.to(dtype)
+    if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        raise NotImplementedError(f"float32/float16/bfloat16 only, got {x.dtype}")
+    if x.dim() == 0:
+        x = x.reshape(1)
+        squeeze_all = True
+    else:
+        squeeze_all = False
     shape = list(x.shape)
     r = shape[d]
-    outer, inner = numel(tuple(shape[:d])), numel(tuple(shape[d + 1:]))
     out_shape = shape[:d] + ([1] if keepdim else []) + shape[d + 1:]
-    out = torch.empty(out_shape, dtype=x.dtype, device=x.device)
-    scale = 1.0 / r if mean else 1.0
-    kernel: Any
-    if inner == 1:
-        block = min(int(triton.next_power_of_2(r)), 4096)
-        kernel = _sum_last_kernel
-        kernel[(outer,)](x, out, r, scale, BLOCK_R=block, num_warps=4 if block <= 1024 else 8)
-    else:
-        block_i = min(int(triton.next_power_of_2(inner)), 64)
-        block_r = min(int(triton.next_power_of_2(r)), 32)
-        kernel = _sum_mid_kernel
-        kernel[(outer, triton.cdiv(inner, block_i))](x, out, r, inner, scale, BLOCK_R=block_r,
-                                                      BLOCK_I=block_i, num_warps=4)
-    return out
+    src, order = as_contiguous_permutation(x)
+    d_src = order.index(d)
+    kept = [dim_ for dim_ in order if dim_ != d]  # original dims in the order src keeps them
+    outer, inner = numel(tuple(src.shape[:d_src])), numel(tuple(src.shape[d_src + 1:]))
+    flat = torch.empty(outer * inner, dtype=x.dtype, device=x.device)
+    if flat.numel():
+        if r == 0:
+            flat.fill_(float("nan") if mean else 0.0)
+        else:
+            _reduce_3d(src, outer, r, inner, flat, 1.0 / r if mean else 1.0, splits)
+    # flat holds the kept dims in src's order; put them back in the original order.
+    result = flat.view([shape[k] for k in kept]).permute(
+        [kept.index(k) for k in range(len(shape)) if k != d])
+    result = result.reshape(out_shape) if out_shape else result.reshape(())
+    return result.reshape(()) if squeeze_all else result
 
 
 def make_inputs(case: Case, dtype: torch.dtype, device: torch.device,
@@ -95,7 +180,9 @@ def bytes_moved(case: Case, dtype: torch.dtype) -> int:
 
 CI_CASES = (Case((4, 33), {"dim": -1}), Case((5, 6, 7), {"dim": 1}), Case((17, 8), {"dim": 0}))
 FULL_CASES = (Case((4096, 4096), {"dim": -1}), Case((4096, 4096), {"dim": 0}),
-              Case((64, 4096, 64), {"dim": 1}))
+              Case((64, 4096, 64), {"dim": 1}), Case((8192, 8192), {"dim": 0}),
+              Case((65536, 128), {"dim": -1}), Case((8, 12_500_003), {"dim": -1}),
+              Case((4099, 5003), {"dim": 0}))
 
 
 def reduction_spec(name: str, aten: tuple[str, ...], generic: Any, reference: Any) -> OpSpec:

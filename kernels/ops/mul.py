@@ -1,37 +1,17 @@
-"""mul.Tensor: out = x * y (same shapes), one pass over memory."""
-# Triton kernels take DSL-typed arguments that Python annotations cannot express.
-# mypy: disable-error-code="untyped-decorator,no-untyped-def"
+"""mul.Tensor: out = x * y, broadcast like torch, one pass over memory."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
-import triton
-import triton.language as tl
 
-from flagbot.kernels.spec import Case, OpSpec, binary_inputs, elementwise_bytes, numel
-
-BLOCK = 2048
-
-
-@triton.jit
-def _mul_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
-    y = tl.load(y_ptr + offs, mask=mask).to(tl.float32)
-    tl.store(out_ptr + offs, (x * y).to(out_ptr.dtype.element_ty), mask=mask)
+from flagbot.kernels.ops._pointwise import check_operands, pointwise
+from flagbot.kernels.spec import Case, OpSpec, binary_bytes, binary_inputs, numel
 
 
 def mul(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """x * y for two tensors of one shape and dtype."""
-    x, y = x.contiguous(), y.contiguous()
-    out = torch.empty_like(x)
-    n = x.numel()
-    kernel: Any = _mul_kernel
-    kernel[(triton.cdiv(n, BLOCK),)](x, y, out, n, BLOCK=BLOCK, num_warps=8)
-    return out
+    """x * y for float tensors of one dtype (any shapes that broadcast, any strides)."""
+    check_operands("mul", x, y)
+    return pointwise("mul", [x, y])
 
 
 SPEC = OpSpec(
@@ -41,7 +21,8 @@ SPEC = OpSpec(
     reference=torch.mul,
     make_inputs=binary_inputs,
     ci_cases=(Case((1000,)), Case((4, 257))),
-    full_cases=(Case((1 << 20,)), Case((1 << 28,))),
-    bytes_moved=elementwise_bytes(3),
+    full_cases=(Case((1 << 20,)), Case((1 << 28,)), Case((100_000_007,)),
+                Case((8192, 12289), {"broadcast": 1})),
+    bytes_moved=binary_bytes,
     flops=lambda case: numel(case.shape),
 )

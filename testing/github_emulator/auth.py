@@ -68,6 +68,11 @@ class AppAuth:
             self._tokens[token] = expires
         return token, expires
 
+    def issued_tokens(self) -> list[str]:
+        """Every installation token issued so far (tests look for them where they must not be)."""
+        with self._lock:
+            return list(self._tokens)
+
     def expire_tokens(self) -> None:
         """Make every issued token expire now (tests of token refresh)."""
         with self._lock:

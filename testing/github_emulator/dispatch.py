@@ -69,7 +69,7 @@ def dispatch(emu: Emulator, method: str, raw_path: str, path: str, query: dict[s
             m = pattern.fullmatch(raw_path)
             if m is None or r_method != method:
                 continue
-            if cred != auth:
+            if cred not in (auth, "any"):
                 hint = emu.auth.last_jwt_error if cred == "app" else "a live installation token"
                 raise ApiError(401, f"Bad credentials (this endpoint needs {cred} auth: {hint})")
             params = {k: unquote(v) for k, v in m.groupdict().items()}

@@ -11,6 +11,7 @@ from typing import Any
 from testing.github_emulator import gitstore, payloads, rest, rest_app
 from testing.github_emulator.auth import AppAuth
 from testing.github_emulator.dispatch import RateWindow, dispatch
+from testing.github_emulator.routes_actions import workflow_run
 from testing.github_emulator.routes_repo import LEGACY_PERMISSION
 from testing.github_emulator.server import (
     EmuHTTPServer,
@@ -18,7 +19,17 @@ from testing.github_emulator.server import (
     default_fault_body,
     serve_in_thread,
 )
-from testing.github_emulator.state import Call, Comment, EmuRepo, Issue, RepoState, State, iso
+from testing.github_emulator.state import (
+    Artifact,
+    Call,
+    Comment,
+    EmuRepo,
+    Issue,
+    RepoState,
+    State,
+    WorkflowRun,
+    iso,
+)
 
 RepoRef = EmuRepo | str
 WRITE_METHODS = ("POST", "PATCH", "PUT", "DELETE")
@@ -150,7 +161,7 @@ class Emulator:
 
     def open_pull(self, repo: RepoRef, head: str = "feature", base: str = "main", user: str = "alice",
                   title: str = "Update", body: str = "", head_repo: EmuRepo | None = None,
-                  draft: bool = False) -> dict[str, Any]:
+                  draft: bool = False, maintainer_can_modify: bool = False) -> dict[str, Any]:
         """Open a PR (from `head_repo`, a fork, when given); return its REST JSON."""
         with self.state.lock:
             rs = self._rs(repo)
@@ -158,7 +169,8 @@ class Emulator:
             now = iso()
             it = Issue(len(rs.issues) + 1, self.state.next_id(), title, body, user, now, now, is_pull=True,
                        head_ref=head, head_sha=self._branch_sha(src, head), head_repo=src.full_name,
-                       base_ref=base, base_sha=self._branch_sha(rs.repo, base), draft=draft)
+                       base_ref=base, base_sha=self._branch_sha(rs.repo, base), draft=draft,
+                       maintainer_can_modify=maintainer_can_modify)
             rs.issues[it.number] = it
             self._sync_pull_ref(rs, it)
             return self.pull(repo, it.number)
@@ -207,6 +219,29 @@ class Emulator:
             it.updated_at = iso()
             return changes
 
+    def merge_pull(self, repo: RepoRef, number: int, at: float | None = None) -> str:
+        """Merge PR `number` (a merge commit of its head onto the base branch, whose tree is the
+        head's: enough for a head that contains the base); close it; return the merge sha."""
+        with self.state.lock:
+            rs = self._rs(repo)
+            it = self._issue(rs, number)
+            bare = rs.repo.bare_path
+            tip = self._branch_sha(rs.repo, it.base_ref)
+            sha = gitstore.git(bare, "-c", "user.name=GitHub", "-c", "user.email=noreply@github.com",
+                               "commit-tree", f"{it.head_sha}^{{tree}}", "-p", tip, "-p", it.head_sha,
+                               "-m", f"Merge pull request #{number}").decode().strip()
+            gitstore.update_ref(bare, f"refs/heads/{it.base_ref}", sha)
+            it.state, it.merge_commit_sha = "closed", sha
+            it.closed_at = it.merged_at = it.updated_at = iso(at)
+            return sha
+
+    def close_pull(self, repo: RepoRef, number: int, at: float | None = None) -> None:
+        """Close PR `number` without merging it."""
+        with self.state.lock:
+            it = self._issue(self._rs(repo), number)
+            it.state = "closed"
+            it.closed_at = it.updated_at = iso(at)
+
     def set_permission(self, repo: RepoRef, user: str, permission: str) -> None:
         """Set `user`'s collaborator role: admin/maintain/write/triage/read/none."""
         if permission not in LEGACY_PERMISSION:
@@ -253,6 +288,10 @@ class Emulator:
             rs = self._rs(repo)
             if event == "check_run":
                 return payloads.check_run(self, action or "rerequested", rs, int(extra.pop("run_id")), sender, extra)
+            if event in ("workflow_run", "workflow_job"):
+                run = rs.workflow_runs[int(extra.pop("run_id"))]
+                build = payloads.workflow_run if event == "workflow_run" else payloads.workflow_job
+                return build(self, action or "completed", rs, run, sender, extra)
             it = self._issue(rs, number or 1)
             if event == "pull_request":
                 return payloads.pull_request(self, action or "opened", rs, it, sender, extra)
@@ -264,7 +303,7 @@ class Emulator:
                 return payloads.issue_comment(self, action or "created", rs, it, rs.comments[comment_id],
                                               sender, extra)
         raise ValueError(f"emulator: no payload builder for event {event!r} (ping, pull_request, "
-                         "issue_comment, check_run)")
+                         "issue_comment, check_run, workflow_run, workflow_job)")
 
     # -- what the bot did -----------------------------------------------------------------------
 
@@ -312,6 +351,43 @@ class Emulator:
                     body["output"]["annotations"] = [dict(a) for a in cr.annotations]
                     runs.append(body)
             return runs
+
+    def workflow_runs(self, repo: RepoRef) -> list[dict[str, Any]]:
+        """Workflow runs, oldest first, as the API shows them plus their `inputs`."""
+        with self.state.lock:
+            rs = self._rs(repo)
+            return [{**workflow_run(self.urls, rs.repo, run), "inputs": dict(run.inputs)}
+                    for run in sorted(rs.workflow_runs.values(), key=lambda x: x.id)]
+
+    def start_workflow_run(self, repo: RepoRef, workflow: str, display_title: str,
+                           event: str = "workflow_dispatch", inputs: dict[str, str] | None = None) -> int:
+        """A run nobody dispatched through the API (another workflow, a person); returns its id."""
+        with self.state.lock:
+            rs = self._rs(repo)
+            sha = gitstore.rev_parse(rs.repo.bare_path, rs.repo.default_branch) or ""
+            run = WorkflowRun(self.state.next_id(), workflow, display_title, event,
+                              rs.repo.default_branch, sha, dict(inputs or {}), iso(),
+                              job_id=self.state.next_id())
+            rs.workflow_runs[run.id] = run
+            return run.id
+
+    def set_workflow_run(self, repo: RepoRef, run_id: int, status: str,
+                         conclusion: str | None = None, labels: list[str] | None = None) -> None:
+        """Move a run along (a runner picked it up, it finished) as GitHub would."""
+        with self.state.lock:
+            run = self._rs(repo).workflow_runs[run_id]
+            run.status, run.conclusion = status, conclusion
+            if labels is not None:
+                run.runner_labels = list(labels)
+
+    def add_artifact(self, repo: RepoRef, run_id: int, name: str, data: bytes,
+                     expired: bool = False) -> int:
+        """Upload an artifact (zip bytes) to a run; returns its id."""
+        with self.state.lock:
+            rs = self._rs(repo)
+            a = Artifact(self.state.next_id(), name, run_id, data, expired)
+            rs.artifacts[a.id] = a
+            return a.id
 
     def reactions(self, repo: RepoRef, comment_id: int) -> list[str]:
         """Reaction contents on comment `comment_id`, in order."""

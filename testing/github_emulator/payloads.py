@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from testing.github_emulator import rest, rest_app
-from testing.github_emulator.state import Comment, Issue, RepoState
+from testing.github_emulator import rest, rest_app, routes_actions
+from testing.github_emulator.state import Comment, Issue, RepoState, WorkflowRun
 
 if TYPE_CHECKING:
     from testing.github_emulator.emulator import Emulator
@@ -63,6 +63,30 @@ def check_run(emu: Emulator, action: str, rs: RepoState, run_id: int, sender: st
         for it in prs
     ]
     body: dict[str, Any] = {"action": action, "check_run": run}
+    body.update(extra)
+    body.update(_common(emu, rs, sender))
+    return body
+
+
+def workflow_run(emu: Emulator, action: str, rs: RepoState, run: WorkflowRun, sender: str,
+                 extra: dict[str, Any]) -> dict[str, Any]:
+    """`workflow_run` event (requested, in_progress, completed) for a run."""
+    body: dict[str, Any] = {
+        "action": action,
+        "workflow_run": routes_actions.workflow_run(emu.urls, rs.repo, run),
+        "workflow": {"id": 7_000_000 + len(run.workflow), "name": "device-check",
+                     "path": f"{routes_actions.WORKFLOWS}/{run.workflow}"},
+    }
+    body.update(extra)
+    body.update(_common(emu, rs, sender))
+    return body
+
+
+def workflow_job(emu: Emulator, action: str, rs: RepoState, run: WorkflowRun, sender: str,
+                 extra: dict[str, Any]) -> dict[str, Any]:
+    """`workflow_job` event (queued, in_progress, completed) for the run's one job."""
+    body: dict[str, Any] = {"action": action,
+                            "workflow_job": routes_actions.workflow_job(emu.urls, rs.repo, run)}
     body.update(extra)
     body.update(_common(emu, rs, sender))
     return body

@@ -134,7 +134,7 @@ def issue(u: Urls, rs: RepoState, it: Issue) -> dict[str, Any]:
         "comments": sum(1 for c in rs.comments.values() if c.number == it.number),
         "created_at": it.created_at,
         "updated_at": it.updated_at,
-        "closed_at": None,
+        "closed_at": it.closed_at,
         "author_association": "OWNER" if it.user == r.owner else "CONTRIBUTOR",
     }
     if it.is_pull:
@@ -145,7 +145,7 @@ def issue(u: Urls, rs: RepoState, it: Issue) -> dict[str, Any]:
             "html_url": html,
             "diff_url": html + ".diff",
             "patch_url": html + ".patch",
-            "merged_at": None,
+            "merged_at": it.merged_at,
         }
     return body
 
@@ -182,9 +182,9 @@ def pull(u: Urls, rs: RepoState, it: Issue, head_repo: EmuRepo, files: list[Diff
         "active_lock_reason": None,
         "created_at": it.created_at,
         "updated_at": it.updated_at,
-        "closed_at": None,
-        "merged_at": None,
-        "merge_commit_sha": None,
+        "closed_at": it.closed_at,
+        "merged_at": it.merged_at,
+        "merge_commit_sha": it.merge_commit_sha,
         "assignee": None,
         "assignees": [],
         "requested_reviewers": [],
@@ -194,14 +194,14 @@ def pull(u: Urls, rs: RepoState, it: Issue, head_repo: EmuRepo, files: list[Diff
         "author_association": base["author_association"],
         "auto_merge": None,
         "draft": it.draft,
-        "merged": False,
+        "merged": it.merged_at is not None,
         "mergeable": True,
         "rebaseable": True,
         "mergeable_state": "clean",
         "merged_by": None,
         "comments": base["comments"],
         "review_comments": 0,
-        "maintainer_can_modify": False,
+        "maintainer_can_modify": it.maintainer_can_modify,
         "commits": commits,
         "additions": sum(f.additions for f in files),
         "deletions": sum(f.deletions for f in files),

@@ -23,12 +23,13 @@ def app(u: Urls) -> dict[str, Any]:
         "created_at": "2026-01-01T00:00:00Z",
         "updated_at": "2026-01-01T00:00:00Z",
         "permissions": APP_PERMISSIONS,
-        "events": ["pull_request", "issue_comment", "check_run"],
+        "events": ["pull_request", "issue_comment", "check_run", "workflow_run", "workflow_job"],
         "installations_count": 1,
     }
 
 
 APP_PERMISSIONS = {
+    "actions": "write",
     "checks": "write",
     "contents": "write",
     "issues": "write",
@@ -50,7 +51,7 @@ def installation(u: Urls, inst_id: int, account: str) -> dict[str, Any]:
         "target_id": user_id(account),
         "target_type": "User",
         "permissions": APP_PERMISSIONS,
-        "events": ["pull_request", "issue_comment", "check_run"],
+        "events": ["pull_request", "issue_comment", "check_run", "workflow_run", "workflow_job"],
         "repository_selection": "all",
         "created_at": "2026-01-01T00:00:00Z",
         "updated_at": "2026-01-01T00:00:00Z",

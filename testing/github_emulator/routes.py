@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import re
 
+from testing.github_emulator import routes_actions as actions
 from testing.github_emulator import routes_checks as checks
 from testing.github_emulator import routes_issues as issues
+from testing.github_emulator import routes_manifest as manifest
 from testing.github_emulator import routes_pulls as pulls
 from testing.github_emulator import routes_repo as repo
 from testing.github_emulator.server import Handler, Route
 
 R = "/repos/{owner}/{repo}"
 APP, INST = "app", "installation"  # which credential a route needs: App JWT or installation token
+ANY = "any"  # no credential needed (the manifest flow)
 
 # (method, path template, credential, handler); first match wins, so specific paths come first.
 TABLE: list[tuple[str, str, str, Handler]] = [
+    ("POST", "/settings/apps/new", ANY, manifest.new_app),
+    ("POST", "/organizations/{org}/settings/apps/new", ANY, manifest.new_app),
+    ("POST", "/app-manifests/{code}/conversions", ANY, manifest.convert),
     ("POST", "/app/installations/{id}/access_tokens", APP, repo.create_token),
     ("GET", "/app", APP, repo.get_app),
     ("GET", "/app/installations", APP, repo.list_installations),
@@ -63,6 +69,14 @@ TABLE: list[tuple[str, str, str, Handler]] = [
     ("GET", R + "/check-runs/{id}", INST, checks.get_check_run),
     ("PATCH", R + "/check-runs/{id}", INST, checks.update_check_run),
     ("GET", R + "/check-runs/{id}/annotations", INST, checks.list_annotations),
+    ("POST", R + "/actions/workflows/{workflow}/dispatches", INST, actions.create_dispatch),
+    ("GET", R + "/actions/workflows/{workflow}/runs", INST, actions.list_runs),
+    ("GET", R + "/actions/runs", INST, actions.list_runs),
+    ("GET", R + "/actions/runs/{id}", INST, actions.get_run),
+    ("POST", R + "/actions/runs/{id}/cancel", INST, actions.cancel_run),
+    ("GET", R + "/actions/runs/{id}/artifacts", INST, actions.list_artifacts),
+    ("GET", R + "/actions/artifacts/{id}/zip", INST, actions.download_artifact),
+    ("GET", "/_emu/blobs/{owner}/{repo}/artifacts/{id}", ANY, actions.artifact_blob),
 ]
 
 _NUMERIC = {"id", "number", "rid"}

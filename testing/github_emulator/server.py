@@ -46,7 +46,7 @@ def invalid(message: str, resource: str, fld: str, code: str = "invalid") -> Api
 
 @dataclass
 class Reply:
-    """A response: status, JSON body (None -> empty), extra headers."""
+    """A response: status, JSON body (None -> empty; bytes are sent as they are), extra headers."""
 
     status: int = 200
     body: Any = None
@@ -164,7 +164,9 @@ class _Handler(BaseHTTPRequestHandler):
         path = unquote(split.path)
         body: Any = None
         parse_error = False
-        if raw.strip():
+        if self.headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
+            body = dict(parse_qsl(raw.decode("utf-8", "replace"), keep_blank_values=True))
+        elif raw.strip():
             try:
                 body = json.loads(raw)
             except ValueError:
@@ -178,9 +180,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(reply, headers)
 
     def _send(self, reply: Reply, headers: dict[str, str]) -> None:
-        data = b"" if reply.body is None or reply.status == 204 else json.dumps(reply.body).encode()
+        raw = isinstance(reply.body, bytes)
+        data = b"" if reply.body is None or reply.status == 204 else \
+            reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
         self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Type", "application/zip" if raw else "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("X-GitHub-Media-Type", "github.v3; format=json")
         for key, value in headers.items():

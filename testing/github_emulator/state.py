@@ -74,6 +74,10 @@ class Issue:
     base_ref: str = ""
     base_sha: str = ""
     draft: bool = False
+    maintainer_can_modify: bool = False  # a fork's author lets maintainers (and Apps) push
+    closed_at: str | None = None
+    merged_at: str | None = None
+    merge_commit_sha: str | None = None
 
 
 @dataclass
@@ -107,6 +111,35 @@ class CheckRun:
 
 
 @dataclass
+class Artifact:
+    """An Actions artifact: its zip bytes as uploaded (`expired` ones cannot be downloaded)."""
+
+    id: int
+    name: str
+    run_id: int
+    data: bytes
+    expired: bool = False
+
+
+@dataclass
+class WorkflowRun:
+    """A workflow run started by a dispatch (or by a test)."""
+
+    id: int
+    workflow: str  # the file name under .github/workflows/
+    display_title: str
+    event: str
+    head_branch: str
+    head_sha: str
+    inputs: dict[str, str]
+    created_at: str
+    status: str = "queued"  # queued, in_progress, completed
+    conclusion: str | None = None
+    job_id: int = 0
+    runner_labels: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RepoState:
     """Everything the emulator knows about one repository."""
 
@@ -115,6 +148,8 @@ class RepoState:
     issues: dict[int, Issue] = field(default_factory=dict)
     comments: dict[int, Comment] = field(default_factory=dict)
     check_runs: dict[int, CheckRun] = field(default_factory=dict)
+    workflow_runs: dict[int, WorkflowRun] = field(default_factory=dict)
+    artifacts: dict[int, Artifact] = field(default_factory=dict)
     permissions: dict[str, str] = field(default_factory=dict)
     files_cache: dict[tuple[str, str], list[gitstore.DiffFile]] = field(default_factory=dict)
     commits_cache: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -133,6 +168,9 @@ class State:
         self.calls: list[Call] = []
         self._next = 3_000_000_000  # above 2**31 like GitHub ids, so int32 assumptions fail in tests
         self.seq = 0  # commit clock of emulator-made commits
+        # App manifest flow: code -> (manifest, owner, expiry epoch); Apps registered through it
+        self.manifests: dict[str, tuple[dict[str, Any], str, float]] = {}
+        self.registered_apps: list[dict[str, Any]] = []
 
     def next_id(self) -> int:
         """A fresh object id, unique across all kinds (GitHub ids are global too)."""

@@ -250,3 +250,21 @@ def test_a_form_encoded_delivery_is_stored_as_json_for_the_worker(server, settin
              headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert r.status_code == 202
     assert ledger(settings).get("form-2").payload_json() == sent
+def test_an_unhandled_action_of_a_handled_event_is_named_as_such(tmp_path: Path) -> None:
+    from tests.bot.core_support import make_settings, sign
+
+    client = create_app(make_settings(tmp_path / "state")).test_client()  # the bot's own wants
+
+    def deliver(event: str, action: str, delivery: str) -> dict[str, str]:
+        raw = json.dumps({"action": action, "repository": {"full_name": "o/r"},
+                          "installation": {"id": 1}}).encode()
+        reply = client.post("/webhook", data=raw, headers={
+            "Content-Type": "application/json", "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery, "X-Hub-Signature-256": sign(raw)})
+        assert reply.status_code == 202
+        return reply.get_json()
+
+    assigned = deliver("pull_request", "assigned", "d-1")
+    assert assigned["outcome"] == "dropped"
+    assert assigned["note"] == "the bot does not act on pull_request.assigned"
+    assert deliver("star", "created", "d-2")["note"] == "no handler for this event"

@@ -132,6 +132,8 @@ def test_serve_starts_on_a_fresh_machine_without_github_settings(tmp_path: Path)
         assert srv.stop() == 0
     log = srv.log.read_text()
     assert "not configured: GITHUB_WEBHOOK_SECRET" in log and "GITHUB_APP_ID" in log
+    # printed once by `flagbot serve`, not again by each gunicorn worker
+    assert log.count("not configured: GITHUB_WEBHOOK_SECRET") == 1, log
 
 
 def test_serve_exits_2_when_gunicorn_cannot_bind(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flagbot.bot.handlers.labels import compile_globs, matching_glob
+from flagbot.bot.globs import compile_globs, matching_glob
 from flagbot.hooks.config import DEFAULT_PRIVATEUSE1_PATHS, ConfigError, parse_config
 from tests.bot.handlers_support import BASE_FILES, deliver, open_pr, runs_by_name
 
@@ -63,6 +63,8 @@ def test_fixing_the_config_lets_the_next_delivery_pass(emu, settings, bad_repo) 
     ("labels:\n  extra: {}\n", "labels.extra"),
     ("labels:\n  privateuse1:\n    name: ''\n", "labels.privateuse1.name"),
     ("backends: ../up\n", "backends"),
+    ("labels:\n  device:\n    pattern: adapts\n", "labels.device.pattern"),
+    ("commands:\n  patch: everyone\n", "commands.patch.permission"),
 ])
 def test_invalid_label_settings_name_their_key(text: str, key: str) -> None:
     with pytest.raises(ConfigError) as err:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flagbot.bot import globs
 from flagbot.bot.github import ChangedFile, Label
 from flagbot.bot.handlers import labels
 from flagbot.hooks.config import RepoConfig, parse_config
@@ -11,12 +12,12 @@ PU1 = "module: PrivateUse1"
 
 
 def test_glob_double_star_spans_folders_and_single_star_does_not() -> None:
-    rx = labels.compile_globs(("torch/csrc/acc/**", "c10/core/DeviceType.*", "**/backends*.conf"))
-    assert labels.matching_glob("torch/csrc/acc/a/b.cpp", rx) == "torch/csrc/acc/**"
-    assert labels.matching_glob("c10/core/DeviceType.h", rx) == "c10/core/DeviceType.*"
-    assert labels.matching_glob("c10/core/DeviceType/x.h", rx) is None
-    assert labels.matching_glob("backends.conf", rx) == "**/backends*.conf"
-    assert labels.matching_glob("cfg/x/backends_gpu.conf", rx) == "**/backends*.conf"
+    rx = globs.compile_globs(("torch/csrc/acc/**", "c10/core/DeviceType.*", "**/backends*.conf"))
+    assert globs.matching_glob("torch/csrc/acc/a/b.cpp", rx) == "torch/csrc/acc/**"
+    assert globs.matching_glob("c10/core/DeviceType.h", rx) == "c10/core/DeviceType.*"
+    assert globs.matching_glob("c10/core/DeviceType/x.h", rx) is None
+    assert globs.matching_glob("backends.conf", rx) == "**/backends*.conf"
+    assert globs.matching_glob("cfg/x/backends_gpu.conf", rx) == "**/backends*.conf"
 
 
 def test_plan_labels_names_devices_from_hardwares_and_backend_folders() -> None:

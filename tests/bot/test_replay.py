@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,7 +80,7 @@ def test_dry_run_reads_config_from_the_working_tree(emu, repo, tmp_path, capsys)
 def test_unhandled_action_is_reported_and_exits_zero(emu, repo, tmp_path, capsys) -> None:
     open_pr(emu, repo, {"x.md": "x\n"})
     payload = tmp_path / "p.json"
-    payload.write_text(json.dumps(emu.payload(event="pull_request", action="closed", repo=repo, number=1)))
+    payload.write_text(json.dumps(emu.payload(event="pull_request", action="assigned", repo=repo, number=1)))
     assert main([str(payload), "--event", "pull_request", "--dry-run"]) == 0
     assert "nothing to do" in capsys.readouterr().out
 
@@ -87,11 +88,16 @@ def test_unhandled_action_is_reported_and_exits_zero(emu, repo, tmp_path, capsys
 @pytest.mark.parametrize("action,changes,wanted", [
     ("opened", None, True), ("synchronize", None, True), ("reopened", None, True),
     ("ready_for_review", None, True), ("edited", {"base": {"ref": {"from": "old"}}}, True),
-    ("edited", {"title": {"from": "x"}}, False), ("closed", None, False), ("labeled", None, False),
+    ("edited", {"title": {"from": "x"}}, False), ("closed", None, True), ("labeled", None, True),
 ])
 def test_wants_pull_request_actions_and_only_base_edits(action, changes, wanted) -> None:
     payload = {"action": action, **({"changes": changes} if changes else {})}
     assert wants("pull_request", payload) is wanted
+
+
+def test_wants_labels_set_by_people_only() -> None:
+    assert not wants("pull_request", {"action": "labeled", "sender": {"type": "Bot"}})
+    assert not wants("pull_request", {"action": "unlabeled", "sender": {"type": "User"}})
 
 
 def test_wants_nothing_for_events_without_a_handler() -> None:
@@ -114,6 +120,18 @@ def test_flagbot_replay_command_is_wired(emu, repo, tmp_path, capsys) -> None:
     payload.write_text(json.dumps(emu.payload(event="pull_request", action="opened", repo=repo, number=1)))
     assert cli_main(["-C", str(checkout), "replay", str(payload), "--event", "pull_request", "--dry-run"]) == 0
     assert "names=['vendor: A_X100']" in capsys.readouterr().out
+
+
+def test_dry_run_with_a_relative_repo_from_the_shell(emu, repo, tmp_path) -> None:
+    open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
+    checkout = clone(emu, repo, tmp_path)
+    (checkout / "p.json").write_text(json.dumps(
+        emu.payload(event="pull_request", action="opened", repo=repo, number=1)))
+    proc = subprocess.run([sys.executable, "-m", "flagbot.hooks.cli", "replay", "p.json",
+                           "--event", "pull_request", "--repo", ".", "--dry-run"],
+                          cwd=checkout, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "names=['vendor: A_X100']" in proc.stdout
 
 
 def test_broken_payload_file_is_a_usage_error(tmp_path, capsys) -> None:

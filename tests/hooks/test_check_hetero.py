@@ -1,4 +1,4 @@
-"""The check-hetero hook entry: exit codes, config, output (rules live in hooks/hetero.py)."""
+"""The check-hetero hook entry: exit codes, config, output (rules live in hooks/patches/hetero.py)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ def test_outside_a_repository_is_a_usage_error(tmp_path: object) -> None:
 
 
 def test_an_oversized_hetero_txt_is_a_finding_not_read(tmp_path) -> None:
-    from flagbot.hooks.hetero import check_hetero
+    from flagbot.hooks.patches.hetero import check_hetero
+
     from flagbot.hooks.limits import MAX_HETERO_BYTES
 
     (tmp_path / "hardwares").mkdir()

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import check_patches, patch_cmd
+from flagbot.hooks import check_patches
+from flagbot.hooks.patches import make
 from tests.hooks.conftest import MakeRepo, Repo, git_env
 
 
@@ -19,7 +20,7 @@ def patched(make_repo: MakeRepo) -> Repo:
     repo.git("tag", "base")
     repo.write("src/a.py", "print(2)\n")
     repo.commit("[Vendor] change")
-    patch_cmd.make_patch(repo.path, ["A_X100"], "base", "HEAD")
+    make.make_patch(repo.path, ["A_X100"], "base", "HEAD")
     repo.commit("store patch")
     return repo
 

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -24,3 +28,33 @@ def test_unknown_command_is_a_usage_error() -> None:
 
 def test_dash_c_needs_an_existing_directory(tmp_path: object) -> None:
     assert cli.main(["-C", "/no/such/dir", "verify"]) == 2
+
+
+@pytest.mark.parametrize("command", [
+    ["--help"],
+    ["check-backend", "--format", "json", "testing/resources/backends/clean/_beta"],
+])
+def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(command: list[str]) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # as `| head -c1` does once it has its byte
+    try:
+        proc = subprocess.run([sys.executable, "-m", "flagbot.hooks.cli", *command],
+                              cwd=Path(__file__).parents[2], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, check=False)
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141
+    assert proc.stderr == ""
+
+
+def test_the_console_script_of_a_hook_handles_a_closed_pipe_too() -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    code = ("import sys; from flagbot.hooks.check_vendor_backend import main; "
+            "sys.exit(main(['--format', 'json', 'testing/resources/backends/clean/_beta']))")
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, check=False)
+    finally:
+        os.close(write_end)
+    assert (proc.returncode, proc.stderr) == (141, "")

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from flagbot.hooks import devices
 from flagbot.hooks.errors import UsageError
+from flagbot.hooks.patches import devices
 
 
 @pytest.mark.parametrize("name", ["A_X100", "Cambricon_MLU370", "NVIDIA_CambriconMLU", "BI_V150_2"])

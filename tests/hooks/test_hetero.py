@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from flagbot.hooks import cli, hetero
+from flagbot.hooks import cli
+from flagbot.hooks.patches import hetero
 from tests.hooks.conftest import MakeRepo, Repo
 
 
@@ -69,3 +70,42 @@ def test_local_error_constant_matches_findings() -> None:
     from flagbot.hooks import findings
 
     assert hetero.ERROR == findings.ERROR
+
+
+def _findings(make_repo: MakeRepo, name: str, text: str) -> list[tuple[int, str, str]]:
+    repo = make_repo(name)
+    repo.write("hardwares/hetero.txt", text)
+    for base in ("aaaa1111", "bbbb2222", "cccc3333"):
+        for dev in ("A_X100", "B_Y100"):
+            repo.write(f"hardwares/{dev}/{base}/{base}.patch", "x\n")
+    return [(f.line, f.rule, f.message) for f in hetero.check_hetero(repo.path)]
+
+
+def test_an_unsorted_line_is_reported_beside_a_broken_one(make_repo: MakeRepo) -> None:
+    found = _findings(make_repo, "hetero-both", "cccc3333: A_X100\nnot a line\naaaa1111: A_X100\n")
+    assert [(line, rule) for line, rule, _ in found] == [(2, "hetero-format"), (3, "hetero-order")]
+
+
+def test_a_device_twice_on_one_line_is_a_duplicate_with_the_line_to_write(
+        make_repo: MakeRepo) -> None:
+    found = _findings(make_repo, "hetero-twice", "aaaa1111: A_X100 A_X100\n")
+    assert found == [(1, "hetero-duplicate",
+                      "A_X100 listed twice for base aaaa1111; write `aaaa1111: A_X100`")]
+
+
+@pytest.mark.parametrize(("line", "rule", "why"), [
+    ("aaaa1111: B_Y100 A_X100", "hetero-order", "devices not in sorted order"),
+    ("aaaa1111:  A_X100\tB_Y100", "hetero-format", "spacing"),
+    ("aaaa1111 : A_X100 B_Y100", "hetero-format", "spacing"),
+])
+def test_a_non_canonical_line_names_its_rule_and_shows_the_canonical_line(
+        make_repo: MakeRepo, line: str, rule: str, why: str) -> None:
+    found = _findings(make_repo, f"hetero-{rule}", line + "\n")
+    assert len(found) == 1 and found[0][:2] == (1, rule)
+    assert why in found[0][2] and found[0][2].endswith("write `aaaa1111: A_X100 B_Y100`")
+
+
+def test_blank_lines_around_the_entries_are_a_layout_finding(make_repo: MakeRepo) -> None:
+    found = _findings(make_repo, "hetero-layout", "\naaaa1111: A_X100\n\n")
+    assert [rule for _, rule, _ in found] == ["hetero-format"]
+    assert "file layout" in found[0][2]

@@ -5,12 +5,14 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import cli, verify
+from flagbot.hooks import cli
+from flagbot.hooks.patches import verify
 from tests.hooks.conftest import Repo, git_env
 
 
 def old_style(repo: Repo, root: str, device: str, width: int) -> str:
-    """A G1-style patch: plain format-patch (abbreviated index, version signature), three dots."""
+    """An old FlagScale tools/patch file: plain format-patch (abbreviated index, version
+    signature) of a three-dot range."""
     base = repo.rev("base")
     text = subprocess.run(["git", "format-patch", "--stdout", "--binary", f"{base}...cur", "--",
                            ".", ":(exclude)hardwares"], cwd=repo.path, env=git_env(),

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import cli, patch_cmd
+from flagbot.hooks import cli
+from flagbot.hooks.patches import make
 from tests.hooks.conftest import MakeRepo, Repo, git_env
 
 
@@ -256,15 +257,9 @@ def test_ambiguous_commit_prefix_is_a_usage_error(make_repo: MakeRepo,
 
 
 def test_library_entry_reports_counts(work: Repo) -> None:
-    result = patch_cmd.make_patch(work.path, ["A_X100"], "base", "cur")
+    result = make.make_patch(work.path, ["A_X100"], "base", "cur")
     assert result.mails == 4 and not result.squashed
     assert result.written == [result.patch_rel]
-
-
-def test_default_hardwares_matches_the_config_default() -> None:
-    from flagbot.hooks.config import DEFAULTS
-
-    assert patch_cmd.DEFAULT_HARDWARES == DEFAULTS["hardwares"]
 
 
 def test_configured_hardwares_folder_is_used(work: Repo) -> None:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import patchfile
+from flagbot.hooks.patches import patchfile
 
 GOLDEN = (Path(__file__).parents[2] / "testing/resources/patches/vendor_A_X100.patch").read_bytes()
 

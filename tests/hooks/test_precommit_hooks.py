@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import patch_cmd
+from flagbot.hooks.patches import make
 from testing.backend_corpus import BROKEN, CLEAN, build_case
+from tests.hooks.test_real_layouts import ENCRYPTED, FLAGGEMS_ERRORS, OLD_PATCHES, REAL
 
 pytestmark = pytest.mark.precommit
 PROJECT = Path(__file__).resolve().parents[2]
@@ -146,7 +147,7 @@ def test_check_patches_layout_at_commit_full_at_manual_and_shallow_warns(
     base = commit_all(target, "base")
     (target / "a.py").write_text("print(2)\n")
     commit_all(target, "[Vendor] change")
-    patch_cmd.make_patch(target, ["A_X100"], base, "HEAD")
+    make.make_patch(target, ["A_X100"], base, "HEAD")
     commit_all(target, "store patch")
     commit_stage = run_hook(precommit_env, hook_repo, target, "check-patches", "--all-files",
                             "--verbose")
@@ -165,3 +166,47 @@ def test_check_patches_layout_at_commit_full_at_manual_and_shallow_warns(
     commit_all(target, "misplaced patch")
     layout = run_hook(precommit_env, hook_repo, target, "check-patches", "--all-files")
     assert layout.returncode == 1 and "[patch-layout]" in layout.stdout, layout.stdout
+
+
+def real_target(tmp_path: Path, name: str, config: str | None = None) -> Path:
+    """A repository holding the real-layout extract `name`, as its upstream has it."""
+    target = new_repo(tmp_path / name)
+    shutil.copytree(REAL / name, target, dirs_exist_ok=True)
+    (target / "README.md").unlink()
+    if config is not None:
+        (target / ".github").mkdir()
+        (target / ".github/flagbot.yml").write_text(config)
+    commit_all(target)
+    return target
+
+
+def test_check_vendor_backend_fails_the_real_flaggems_tree(
+        hook_repo: tuple[Path, str], precommit_env: dict[str, str], tmp_path: Path) -> None:
+    target = real_target(tmp_path, "flaggems")
+    proc = run_hook(precommit_env, hook_repo, target, "check-vendor-backend", "--all-files")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert all(line in proc.stdout for line in FLAGGEMS_ERRORS), proc.stdout
+
+
+def test_check_vendor_backend_fails_when_its_files_map_to_no_vendor(
+        hook_repo: tuple[Path, str], precommit_env: dict[str, str], tmp_path: Path) -> None:
+    target = real_target(tmp_path, "flaggems", config="backends: backends\n")
+    proc = run_hook(precommit_env, hook_repo, target, "check-vendor-backend", "--all-files")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "warning: [nothing-checked]" in proc.stdout
+    assert "`backends: src/flag_gems/runtime/backend` in .github/flagbot.yml" in proc.stdout
+
+
+def test_patch_hooks_examine_the_real_flagscale_tree(
+        hook_repo: tuple[Path, str], precommit_env: dict[str, str], tmp_path: Path) -> None:
+    target = real_target(tmp_path, "flagscale-g1")
+    (target / "tools/patch").mkdir(parents=True)
+    (target / "tools/patch/hetero.txt").write_text("237377e9: kunlunxin_R300p metax_C500\n")
+    commit_all(target, "hetero.txt where the seed tools kept it")
+    patches = run_hook(precommit_env, hook_repo, target, "check-patches", "--all-files")
+    assert patches.returncode == 1, patches.stdout + patches.stderr
+    assert all(f"{rel}:0: error: [patch-old-format]" in patches.stdout for rel in OLD_PATCHES)
+    assert f"{ENCRYPTED}:0: warning: [patch-encrypted]" in patches.stdout
+    hetero = run_hook(precommit_env, hook_repo, target, "check-hetero", "--all-files")
+    assert hetero.returncode == 1, hetero.stdout + hetero.stderr
+    assert "tools/patch/hetero.txt:1: error: [hetero-missing-patch] metax_C500" in hetero.stdout

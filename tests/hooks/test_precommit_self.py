@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,25 @@ def test_manifest_hook_has_script_main_and_docs(hook: dict[str, object]) -> None
     module_name, func = SCRIPTS[entry].split(":")
     assert callable(getattr(importlib.import_module(module_name), func))
     assert f"`{hook['id']}`" in (PROJECT / "docs" / "hooks.md").read_text(encoding="utf-8")
+
+
+# paths each hook must be handed in flagbot's layout and in the real FlagGems / FlagScale ones
+SELECTS = {
+    "check-vendor-backend": ["backends/_acme/ops/add.py",
+                             "src/flag_gems/runtime/backend/_enflame/gcu400/ops/__init__.py"],
+    "check-patches": ["hardwares/A_X100/aaaa1111/aaaa1111.patch",
+                      "hardware/metax_C500/a44556c0/a44556c0.patch",
+                      "hardware/bi_V150/758e33e0/758e33e0.patch.encrypted"],
+    "check-hetero": ["hardwares/hetero.txt", "hardware/hetero.txt", "tools/patch/hetero.txt",
+                     "flagscale/patch/hetero.txt", ".github/flagbot.yml"],
+    "check-routing": ["backends.conf"],
+}
+
+
+@pytest.mark.parametrize("hook", MANIFEST, ids=[h["id"] for h in MANIFEST])
+def test_manifest_patterns_select_every_layout(hook: dict[str, object]) -> None:
+    pattern = re.compile(str(hook["files"]))
+    assert [p for p in SELECTS[str(hook["id"])] if not pattern.search(p)] == []
 
 
 @pytest.mark.precommit

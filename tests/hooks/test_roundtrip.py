@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from flagbot.hooks import patchfile, roundtrip
-from flagbot.hooks.scratch import Scratch
+from flagbot.hooks.patches import patchfile, roundtrip
+from flagbot.hooks.patches.scratch import Scratch
 from tests.hooks.conftest import Repo
 
 

@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import cli, patch_cmd
+from flagbot.hooks import cli
+from flagbot.hooks.patches import make
 from tests.hooks.conftest import MakeRepo, Repo, git_env
 
 
 @pytest.fixture(scope="module")
 def patched(vendor_repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
     repo = vendor_repo.copy(tmp_path_factory.mktemp("unpatch") / "src")
-    patch_cmd.make_patch(repo.path, ["A_X100"], "base", "cur")
+    make.make_patch(repo.path, ["A_X100"], "base", "cur")
     return repo
 
 
@@ -144,7 +145,7 @@ def test_heterogeneous_flow_end_to_end(make_repo: MakeRepo, capsys: pytest.Captu
     assert cli.main(["-C", str(repo.path), "patch", "--device-type", "B_Y100", "A_X100",
                      "--base-commit-id", base]) == 2
     assert "B_Y100" in capsys.readouterr().err
-    assert patch_cmd.make_patch(repo.path, ["A_X100"], base).mails == 1
+    assert make.make_patch(repo.path, ["A_X100"], base).mails == 1
     repo.commit("add A's patch")
     repo.git("checkout", "-q", "-b", "vendor-b", base)
     repo.git("checkout", "-q", "vendor-a", "--", "hardwares")

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.hooks import cli, patch_cmd, verify
+from flagbot.hooks import cli
+from flagbot.hooks.patches import make, verify
 from tests.hooks.conftest import Repo
 
 GOLDEN = Path(__file__).parents[2] / "testing/resources/patches"
@@ -14,7 +15,7 @@ GOLDEN = Path(__file__).parents[2] / "testing/resources/patches"
 @pytest.fixture(scope="module")
 def patched(vendor_repo: Repo, tmp_path_factory: pytest.TempPathFactory) -> Repo:
     repo = vendor_repo.copy(tmp_path_factory.mktemp("verify") / "repo")
-    patch_cmd.make_patch(repo.path, ["A_X100"], "base", "cur")
+    make.make_patch(repo.path, ["A_X100"], "base", "cur")
     return repo
 
 
@@ -73,6 +74,23 @@ def test_version_signature_is_not_canonical(patched: Repo, tmp_path: Path) -> No
     assert rules(verify.verify_patch(work.path, rel(work))) == ["patch-bytes"]
 
 
+def test_hand_edited_hunk_is_called_hand_edited_like_migrate_does(patched: Repo,
+                                                                  tmp_path: Path) -> None:
+    work = tampered(patched, tmp_path, b"+tail 2\n", b"+tail 2 edited\n")
+    (finding,) = verify.verify_patch(work.path, rel(work))
+    assert finding.rule == "patch-bytes"
+    assert finding.message.startswith("hand-edited? src/model.py: index line says ")
+    assert "flagbot migrate" in finding.message
+
+
+def test_a_generated_but_not_canonical_patch_is_not_called_hand_edited(patched: Repo,
+                                                                       tmp_path: Path) -> None:
+    data = (patched.path / rel(patched)).read_bytes()
+    work = tampered(patched, tmp_path, data[-40:], data[-40:] + b"-- \n2.39.5\n\n")
+    (finding,) = verify.verify_patch(work.path, rel(work))
+    assert "hand-edited" not in finding.message and "flagbot migrate" in finding.message
+
+
 def test_message_that_git_am_cuts_is_a_round_trip_error(patched: Repo, tmp_path: Path) -> None:
     work = tampered(patched, tmp_path, b"Longer explanation", b"---\nLonger explanation")
     assert rules(verify.verify_patch(work.path, rel(work))) == ["patch-roundtrip"]
@@ -88,7 +106,7 @@ def test_folder_not_matching_base_commit_is_a_layout_error(patched: Repo, tmp_pa
 
 @pytest.mark.parametrize("content, rule", [
     (b"just some text\n", "patch-corrupt"),
-    (b"From " + b"1" * 40 + b" Mon Sep 17 00:00:00 2001\nFrom: a <b>\nSubject: x\n\n---\n", "patch-layout"),
+    (b"From " + b"1" * 40 + b" Mon Sep 17 00:00:00 2001\nFrom: a <b>\nSubject: x\n\n---\n", "patch-old-format"),
     (b"From " + b"1" * 40 + b" Mon Sep 17 00:00:00 2001\nFrom: a <b>\nSubject: x\n\n---\n"
      b"diff --git a/x.bin b/x.bin\nBinary files a/x.bin and b/x.bin differ\n", "patch-corrupt"),
 ])

@@ -167,5 +167,45 @@ def test_markdown_names_a_passing_op_that_made_cases_slower() -> None:
               "ops": [{"op": "mm", "kind": "override", "verdict": verdict,
                        "accuracy": {"cases": []}, "performance": {"status": "measured"}}]}
     text = markdown(report)
-    assert "| mm | override | 0/0 | - | 1.68x vs generic | **pass** |" in text
+    assert "| mm | override | - | - | 1.68x vs generic | **pass** |" in text
     assert "- `mm`: accurate; ...; slower on 1 of 9 cases (worst 0.96x)" in text
+
+
+def test_op_the_backend_lacks_names_what_it_provides(tmp_path: Path) -> None:
+    out = tmp_path / "r.json"
+    code = main(["check", "--backend", str(ROOT / "backends" / "_nvidia"), "--ops", "add",
+                 "--shapes", "ci", "--json", str(out)])
+    [op] = json.loads(out.read_text())["ops"]
+    assert code == 1 and "does not provide 'add'" in op["verdict"]["reason"]
+    assert "it provides log_softmax, mm, rms_norm, softmax" in op["verdict"]["reason"]
+
+
+def test_readme_kernels_example_passes(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "flagbot kernels check --backend backends/_nvidia --ops softmax,mm" in readme
+    assert main(["check", "--backend", str(ROOT / "backends" / "_nvidia"), "--ops", "softmax,mm",
+                 "--shapes", "ci", "--seeds", "1", "--dtypes", "fp32"]) == 0
+
+
+def test_bad_backend_prints_the_error_and_no_table(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--backend", str(tmp_path / "_nope")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "not a backend folder" in captured.err
+
+
+def test_progress_goes_to_stderr_per_op(planted_dir: Path, tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    main(["check", "--backend", str(planted_dir / "_planted"), "--ops", "add", "--seeds", "1",
+          "--shapes", "ci"])
+    assert "[1/1] add:" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CPU behaviour")
+def test_slow_interpreter_run_is_announced(capsys: pytest.CaptureFixture[str]) -> None:
+    from flagbot.kernels.check import CheckOptions
+    from flagbot.kernels.cli import warn_if_slow
+    from flagbot.kernels.loader import load_backend
+
+    warn_if_slow(load_backend(ROOT / "backends" / "_nvidia"), CheckOptions(shapes="full"))
+    assert "interpreter" in capsys.readouterr().err

@@ -33,10 +33,10 @@ def test_exported_functions_form_matches_generic_names(planted_dir: Path) -> Non
     assert backend.unused_ops == ["mean_dim"]
 
 
-def test_nvidia_backend_has_three_overrides_and_one_new_op(nvidia: Backend) -> None:
+def test_nvidia_backend_overrides_four_generic_ops(nvidia: Backend) -> None:
     kinds = {op.name: op.kind for op in nvidia.ops}
     assert kinds == {"softmax": "override", "rms_norm": "override", "mm": "override",
-                     "log_softmax": "new"}
+                     "log_softmax": "override"}
     assert nvidia.vendor_name == "nvidia" and nvidia.device_name == "cuda"
 
 

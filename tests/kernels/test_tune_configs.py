@@ -74,6 +74,13 @@ def test_problems_carry_the_lines_of_the_offending_keys() -> None:
     assert _rules(text) == [("tune-schema", 3), ("tune-schema", 4), ("tune-schema", 5)]
 
 
+def test_errors_in_a_block_a_duplicate_key_hides_are_still_reported() -> None:
+    text = "op:\n  - META: {B: 1}\n    num_warps: 6\nop:\n  - META: {B: 2}\n"
+    problems = read_tune(text).problems
+    assert [(p.rule, p.line) for p in problems] == [("yaml-duplicate-key", 4), ("tune-schema", 3)]
+    assert "first `op` block, line 1, which the duplicate key hides" in problems[1].message
+
+
 @pytest.mark.parametrize(("text", "rule"), [
     ("", "tune-schema"), ("- a\n", "tune-schema"), ("a: [1\n", "yaml-syntax"),
     ("a: 1\n---\nb: 2\n", "yaml-syntax"), ("a:\n  - META: {B: 1}\na: []\n", "yaml-duplicate-key"),

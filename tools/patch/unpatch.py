@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The seed command `python tools/patch/unpatch.py`: a thin shim over `flagbot unpatch`.
+"""FlagScale's original command `python tools/patch/unpatch.py`: a thin shim over `flagbot unpatch`.
 
-Accepts exactly the seed flags (--device-type, --commit-id, --dir) and runs on the repository
+Accepts exactly its flags (--device-type, --commit-id, --dir) and runs on the repository
 containing the current directory, with flagbot's exit codes (0/1/2).
 """
 
@@ -18,7 +18,7 @@ from flagbot.hooks import cli  # noqa: E402
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse the seed flags and run `flagbot unpatch`."""
+    """Parse the original flags and run `flagbot unpatch`."""
     parser = argparse.ArgumentParser(prog="tools/patch/unpatch.py", description=__doc__)
     parser.add_argument("--device-type", nargs="+", required=True)
     parser.add_argument("--commit-id", required=True)

@@ -1,8 +1,8 @@
 """The ops this backend provides, in FlagGems' get_specific_ops form.
 
 Each tuple is (aten operator name, function, Autograd.disable): forward only. The harness pairs
-the aten name with the generic library's spec: softmax, rms_norm and mm override generic ops
-(gate: >= 1.30x the generic kernel); log_softmax is new (gate: >= 0.80x torch native).
+the aten name with the generic library's spec: all four (softmax, log_softmax, rms_norm, mm)
+override generic ops, so each must be >= 1.30x the op it replaces.
 """
 
 from backend_utils import Autograd

@@ -1,4 +1,5 @@
-"""softmax and sum_dim (moved to the last dim), one row per program."""
+"""softmax and sum_dim (moved to the last dim), one row per program, with the signatures
+FlagGems registers them under (aten::_softmax, aten::sum.dim_IntList)."""
 
 import torch
 import triton
@@ -20,7 +21,7 @@ def _row_kernel(x_ptr, out_ptr, n, SOFTMAX: tl.constexpr, BLOCK: tl.constexpr):
         tl.store(out_ptr + row, tl.sum(x, axis=0).to(out_ptr.dtype.element_ty))
 
 
-def softmax(x, dim=-1, dtype=None):
+def softmax(x, dim, half_to_float=False):
     n = x.shape[-1]
     out = torch.empty_like(x)
     _row_kernel[(x.numel() // n,)](x, out, n, SOFTMAX=True, BLOCK=triton.next_power_of_2(n))

@@ -1,0 +1,97 @@
+"""A run's outcome as its check run shows it: conclusion, title, table, annotations.
+
+Everything taken from a report is untrusted (it came from a runner that executed PR code): ops
+and reasons are shown in code spans, the backend is named by its path in the repository (the
+runner's absolute path is replaced wherever it appears), and annotations point only at files
+under the device's backend folder.
+"""
+
+from __future__ import annotations
+
+from flagbot.bot.commands.text import code
+from flagbot.bot.devices.plan import Device, Rules
+from flagbot.bot.devices.report import Report
+from flagbot.bot.handlers import checkruns
+from flagbot.hooks.findings import ERROR, Finding
+
+ICONS = {"pass": "✅", "fail": "❌", "near": "➖", "unmeasured": "✅", "error": "❌",
+         "disabled": "➖", "not checked": "➖"}
+TOLERANCE = 1e-9
+
+
+def scrub(text: str, report: Report, backend: str) -> str:
+    """`text` with the runner's absolute backend path replaced by the repository path."""
+    runner_path = report.backend_path.rstrip("/")
+    return text.replace(runner_path, backend) if runner_path.startswith("/") else text
+
+
+def speed(op_speedup: float | None, kind: str, performance: str) -> str:
+    """The speed cell of one op."""
+    if op_speedup is None:
+        return performance
+    return f"{op_speedup:.2f}x vs {'native' if kind == 'new' else 'baseline'}"
+
+
+def threshold_problem(report: Report, rule: Rules) -> str | None:
+    """Why the report's gates are not the configured ones, or None when they are."""
+    want = {"override_min_speedup": rule.min_speedup,
+            "new_op_min_fraction_of_native": rule.min_native_fraction}
+    wrong = [f"{k} {report.thresholds.get(k)} (configured {v})" for k, v in want.items()
+             if abs(report.thresholds.get(k, -1.0) - v) > TOLERANCE]
+    return "the report used other thresholds: " + ", ".join(wrong) if wrong else None
+
+
+def from_report(report: Report, device: Device, rule: Rules, run_url: str | None) -> checkruns.CheckResult:
+    """The check run for a valid report."""
+    backend = device.backend
+    where = f"{code(report.device)}" if report.device else "CPU (Triton interpreter; speed not measured)"
+    lines = [f"Kernel check of {code(backend)} on device {code(device.name)}: {where}, torch "
+             f"{code(report.torch)}, triton {code(report.triton)}, shapes {code(report.shapes)}, "
+             f"overrides gated against {code(report.baseline)} (speedup >= {rule.min_speedup:g}; "
+             f"new ops >= {rule.min_native_fraction:g} of native).", ""]
+    findings: list[Finding] = []
+    problems: list[str] = []
+    gate = threshold_problem(report, rule)
+    if gate:
+        problems.append(gate)
+    if report.backend_error:
+        problems.append("the backend did not load: " + code(scrub(report.backend_error, report, backend), 400))
+    if report.ops:
+        lines += ["| op | kind | accuracy | max rel err | speed | verdict |",
+                  "| --- | --- | --- | --- | --- | --- |"]
+    for op in report.ops:
+        err = "-" if op.worst_rel_err is None else f"{op.worst_rel_err:.1e}"
+        lines.append(f"| {code(op.name, 64)} | {op.kind} | {op.passed}/{op.cases} | {err} | "
+                     f"{speed(op.speedup, op.kind, op.performance)} | "
+                     f"{ICONS.get(op.verdict, '')} **{op.verdict}** |")
+    notes = [op for op in report.ops if op.verdict not in ("pass", "unmeasured", "disabled")]
+    if notes:
+        lines.append("")
+    for op in notes:
+        reason = scrub(op.reason, report, backend)
+        lines.append(f"- {code(op.name, 64)}: {code(reason, 400)}")
+        if op.verdict in ("fail", "error"):
+            path, line = (f"{backend}/{op.source[0]}", op.source[1]) if op.source \
+                else (f"{backend}/ops/__init__.py", 1)
+            findings.append(Finding(path, line, ERROR, f"kernel-{op.verdict}",
+                                    f"{op.name}: {reason}"[:1000]))
+    if report.exit_code != 0 and not report.failed and not problems:
+        problems.append(f"the check exited {report.exit_code}")
+    if problems:
+        lines += ["", *[f"- **{p}**" for p in problems]]
+    if run_url:
+        lines += ["", f"Logs and the full report: {run_url}"]
+    failed = bool(report.failed or problems)
+    title = (f"{len(report.failed)} of {len(report.ops)} op(s) failed" if report.failed
+             else problems[0][:120] if problems
+             else f"{len(report.ops)} op(s) accurate; speed not measured (CPU)" if report.device is None
+             else f"{len(report.ops)} op(s) passed")
+    return checkruns.CheckResult(device.check_name, "failure" if failed else "success", title,
+                                 "\n".join(lines), "", findings)
+
+
+def without_report(device: Device, conclusion: str, title: str, why: str,
+                   run_url: str | None) -> checkruns.CheckResult:
+    """The check run when no usable report came back (`why` is the bot's own words)."""
+    text = why + (f"\n\nLogs: {run_url}" if run_url else "")
+    return checkruns.CheckResult(device.check_name, conclusion, title, text)

@@ -1,0 +1,334 @@
+"""Starting, blocking, superseding and ending kernel-check runs, one per (PR, head sha, device).
+
+The check run `flagbot / kernels (<device>)` on the head sha is both what people see and the
+bookkeeping: queued when the workflow is dispatched, in progress when a runner takes it,
+completed with the report's verdict, `cancelled` when a push supersedes it, `timed_out` when no
+report comes back in time, `action_required` while an untrusted author's head waits for
+`/ok-to-test`. Its `external_id` (ids.Tracked) names the request and the workflow run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from github import GithubException
+
+from flagbot.bot.commands.text import code
+from flagbot.bot.context import Context, PullRequest
+from flagbot.bot.devices import local, plan, results, trust
+from flagbot.bot.devices.artifact import ArtifactError, fetch_report
+from flagbot.bot.devices.ids import DEADLINE_EVENT, Request, Tracked
+from flagbot.bot.devices.plan import Device, Rules
+from flagbot.bot.devices.report import ReportError, parse_report
+from flagbot.bot.github import ChangedFile, CheckRunRef, GitHubClient
+from flagbot.bot.handlers import checkruns, labels, summary
+
+ACTIVE = ("queued", "in_progress")
+ICONS = {"success": "✅", "failure": "❌", "cancelled": "➖", "timed_out": "⌛",
+         "action_required": "✋", "neutral": "➖", "queued": "⏳", "in_progress": "🔄"}
+
+
+@dataclass(frozen=True)
+class Started:
+    """What asking for one device did: `dispatched`, `ran` (local), `waiting` (for
+    `/ok-to-test`), `running` (one is already under way), `exists` (this head has its result),
+    `failed` (the dispatch was refused); `detail` is a sentence for replies."""
+
+    device: str
+    outcome: str
+    detail: str = ""
+
+
+def latest(client: GitHubClient, sha: str, device: Device) -> tuple[CheckRunRef | None, Tracked | None]:
+    """The newest kernels check run of `device` on `sha`, and what it tracks."""
+    runs = client.check_runs(sha, device.check_name)
+    ref = max(runs, key=lambda r: r.id) if runs else None
+    return ref, Tracked.decode(ref.external_id) if ref else None
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def finish(client: GitHubClient, run_id: int, result: checkruns.CheckResult, tracked: Tracked) -> None:
+    """Complete check run `run_id` with `result` (annotations in batches of 50)."""
+    chunks = checkruns.batches([checkruns.annotation(f) for f in sorted(result.findings)])
+    base: dict[str, Any] = {"title": result.title, "summary": checkruns.clip(result.summary)}
+    done = Tracked(tracked.request, tracked.run_id, tracked.ops, "done").encode()
+    client.update_check_run(run_id, {
+        "status": "completed", "conclusion": result.conclusion, "completed_at": now_utc(),
+        "external_id": done, "output": {**base, "annotations": chunks[0]}})
+    for chunk in chunks[1:]:
+        client.update_check_run(run_id, {"output": {**base, "annotations": chunk}})
+
+
+def repo_html(ctx: Context) -> str:
+    """The repository's web address, for links to its workflow runs."""
+    repo = ctx.payload.get("repository") or {}
+    return str(repo.get("html_url") or f"https://github.com/{ctx.full_name}")
+
+
+def run_url(ctx: Context, run_id: int | None) -> str | None:
+    return f"{repo_html(ctx)}/actions/runs/{run_id}" if run_id else None
+
+
+def deadline(ctx: Context, request: Request, delay_s: float, attempt: int = 1) -> None:
+    """Ask the worker to look at `request` again after `delay_s` (it ends `timed_out` then)."""
+    repo = ctx.payload.get("repository") or {}
+    ctx.follow_ups.append({
+        "id": f"flagbot-deadline-{request.id}-{attempt}", "event": DEADLINE_EVENT,
+        "delay_s": max(delay_s, 1.0),
+        "payload": {"action": "check", "request": request.id, "attempt": attempt,
+                    "repository": {k: repo.get(k) for k in
+                                   ("full_name", "default_branch", "clone_url", "html_url")},
+                    "installation": ctx.payload.get("installation")},
+    })
+
+
+def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Sequence[str]) -> Started:
+    """Create the check run and dispatch the workflow (or run locally) for the PR's head."""
+    client = ctx.client
+    request = Request.new(pr.number, pr.head_sha, device.name)
+    ops = tuple(ops or device.ops)
+    tracked = Tracked(request.id, None, ops, "queued")
+    where = "this bot's machine" if device.local else "runners " + code(", ".join(device.runner))
+    check_id = client.create_check_run(pr.head_sha, device.check_name, {
+        "status": "in_progress" if device.local else "queued", "started_at": now_utc(),
+        "external_id": tracked.encode(),
+        "output": {"title": f"queued on {device.name}",
+                   "summary": f"Kernel check of {code(device.backend)} on {where}; request "
+                              f"{code(request.id)}."}})
+    if device.local:
+        with ctx.workspace.checkout(pr) as tree:
+            ran = local.run(tree, device.backend, ops, rule.min_speedup, rule.min_native_fraction,
+                            device.timeout_minutes * 60.0)
+        result = local_result(ran, device, rule)
+        finish(client, check_id, result, tracked)
+        return Started(device.name, "ran", f"{result.conclusion}: {result.title}")
+    inputs = {"device": device.name, "runner": json_list(device.runner), "pr": str(pr.number),
+              "sha": pr.head_sha, "backend": device.backend, "ops": ",".join(ops),
+              "min_speedup": f"{rule.min_speedup:g}",
+              "min_native_fraction": f"{rule.min_native_fraction:g}", "request_id": request.id}
+    try:
+        run_id = client.dispatch_workflow(rule.workflow, ctx.default_branch, inputs)
+    except GithubException as exc:
+        why = (f"Dispatching `.github/workflows/{rule.workflow}` on `{ctx.default_branch}` failed "
+               f"({exc.status}): {code(str(exc.data)[:300], 300)}. The workflow must be on the "
+               "default branch (copy flagbot's `device-check.yml`) and the App needs the "
+               "Actions: write permission.")
+        finish(client, check_id, results.without_report(device, "failure", "dispatch failed", why, None),
+               tracked)
+        return Started(device.name, "failed", why)
+    url = run_url(ctx, run_id)
+    client.update_check_run(check_id, {
+        "external_id": Tracked(request.id, run_id, ops, "queued").encode(),
+        **({"details_url": url} if url else {})})
+    deadline(ctx, request, device.timeout_minutes * 60.0)
+    return Started(device.name, "dispatched", f"dispatched to {where}" + (f": {url}" if url else ""))
+
+
+def json_list(items: Sequence[str]) -> str:
+    """`items` as the JSON list the workflow's `fromJSON(inputs.runner)` reads."""
+    return "[" + ", ".join(f'"{i}"' for i in items) + "]"  # labels are [A-Za-z0-9_.:-] only
+
+
+def local_result(ran: local.LocalRun, device: Device, rule: Rules) -> checkruns.CheckResult:
+    """The check run of a local run."""
+    if ran.timed_out:
+        return results.without_report(device, "timed_out", f"no report within {device.timeout_minutes} min",
+                                      f"The check was stopped after {device.timeout_minutes} "
+                                      f"minutes.\n\n{tail_block(ran.tail)}", None)
+    if ran.report is None:
+        return results.without_report(device, "failure", "no report",
+                                      f"The check exited {ran.exit_code} without writing a "
+                                      f"report.\n\n{tail_block(ran.tail)}", None)
+    return result_of(ran.report, device, rule, None)
+
+
+def tail_block(text: str) -> str:
+    from flagbot.bot.commands.text import code_block
+
+    return "Its output ended with:\n\n" + code_block(text[-2000:] or "(nothing)")
+
+
+def result_of(data: bytes, device: Device, rule: Rules, url: str | None) -> checkruns.CheckResult:
+    """The check run for a report's bytes (a malformed report is a failure that says why)."""
+    try:
+        report = parse_report(data)
+    except ReportError as exc:
+        return results.without_report(device, "failure", "unusable report",
+                                      f"The report is not usable: {code(str(exc), 400)}", url)
+    return results.from_report(report, device, rule, url)
+
+
+def block(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Sequence[str],
+          role: str) -> Started:
+    """An `action_required` check run saying who must approve this head, and how."""
+    request = Request.new(pr.number, pr.head_sha, device.name)
+    text = (f"Kernel checks run this pull request's code on self-hosted hardware. Its author "
+            f"{code(pr.author, 60)} has the `{role}` role here; checks start without approval "
+            f"for `{rule.trusted_permission}` and above. A maintainer who has reviewed the "
+            f"changes can comment `/ok-to-test` to run them on head `{pr.head_sha[:12]}`; a new "
+            "push needs a new approval.")
+    ctx.client.create_check_run(pr.head_sha, device.check_name, {
+        "status": "completed", "conclusion": "action_required", "completed_at": now_utc(),
+        "external_id": Tracked(request.id, None, tuple(ops), "waiting").encode(),
+        "output": {"title": "waiting for /ok-to-test", "summary": text}})
+    return Started(device.name, "waiting", text)
+
+
+def ask(ctx: Context, pr: PullRequest, wanted: Sequence[tuple[Device, Sequence[str]]],
+        meta: dict[str, Any], *, rerun: bool = False) -> list[Started]:
+    """Start (or block, for an untrusted head) each wanted device at most once per head sha."""
+    if not wanted:
+        return []
+    assert ctx.config is not None
+    rule = plan.rules(ctx.config)
+    client = ctx.client
+    role = trust.author_role(client, pr.author)
+    ok = trust.trusted(rule, role) or trust.approved(meta, pr.head_sha)
+    done: list[Started] = []
+    for device, ops in wanted:
+        ref, tracked = latest(client, pr.head_sha, device)
+        if ref is not None and ref.status in ACTIVE:
+            done.append(Started(device.name, "running", "a run for this head is under way"))
+        elif ref is not None and tracked is not None and tracked.state == "waiting" and not ok:
+            done.append(Started(device.name, "waiting", "waiting for `/ok-to-test`"))
+        elif ref is not None and tracked is not None and tracked.state == "done" and not rerun:
+            done.append(Started(device.name, "exists", f"this head's result: {ref.conclusion}"))
+        elif ok:
+            done.append(start(ctx, pr, device, rule, tuple(ops) or (tracked.ops if tracked else ())))
+        else:
+            done.append(block(ctx, pr, device, rule, ops, role))
+    set_needs_label(ctx, pr, rule, blocked=any(s.outcome == "waiting" for s in done))
+    return done
+
+
+def set_needs_label(ctx: Context, pr: PullRequest, rule: Rules, *, blocked: bool) -> None:
+    """Put the needs-ok-to-test label on while a head waits for approval; take it off after."""
+    client = ctx.client
+    name = rule.needs_label.name
+    have = {n.lower() for n in client.issue_labels(pr.number)}
+    if blocked and name.lower() not in have:
+        change = labels.LabelChange(() if name in client.repo_labels() else (rule.needs_label,),
+                                    (name,), (), ())
+        labels.add_wanted(client, pr.number, change)
+    elif not blocked and name.lower() in have:
+        client.remove_label(pr.number, name)
+
+
+def find_run(client: GitHubClient, workflow: str, request: Request) -> int | None:
+    """The workflow run of `request`, searched by its title (when the dispatch gave no id)."""
+    for run in client.workflow_runs(workflow):
+        if Request.from_title(str(run.get("display_title") or "")) == request:
+            return int(run["id"])
+    return None
+
+
+def supersede(ctx: Context, old_sha: str, new_sha: str) -> list[str]:
+    """Cancel the unfinished runs of `old_sha` (a push made them stale); returns the devices."""
+    assert ctx.config is not None
+    rule = plan.rules(ctx.config)
+    cancelled = []
+    for device in plan.devices(ctx.config).values():
+        ref, tracked = latest(ctx.client, old_sha, device)
+        if ref is None or tracked is None or ref.status not in ACTIVE:
+            continue
+        request = Request.parse(tracked.request)
+        run_id = tracked.run_id or (find_run(ctx.client, rule.workflow, request) if request else None)
+        if run_id:
+            ctx.client.cancel_workflow_run(run_id)
+        finish(ctx.client, ref.id, results.without_report(
+            device, "cancelled", f"superseded by {new_sha[:10]}",
+            f"A push moved the pull request to `{new_sha[:12]}`; this head's run was cancelled.",
+            run_url(ctx, run_id)), Tracked(tracked.request, run_id, tracked.ops, "done"))
+        cancelled.append(device.name)
+    return cancelled
+
+
+def section(client: GitHubClient, devices: dict[str, Device], sha: str) -> list[str]:
+    """The summary comment's lines for the kernel check runs on `sha` (empty when none)."""
+    rows = []
+    for device in devices.values():
+        ref, _ = latest(client, sha, device)
+        if ref is None:
+            continue
+        state = ref.conclusion if ref.status == "completed" else ref.status
+        link = f" ([run]({ref.details_url}))" if ref.details_url else ""
+        rows.append(f"| {device.name} | {ICONS.get(state or '', '')} {state}: "
+                    f"{ref.title or ''}{link} |")
+    if not rows:
+        return []
+    return ["| device | kernel check |", "| --- | --- |", *rows]
+
+
+def refresh_summary(ctx: Context, number: int, sha: str) -> str:
+    """Rewrite the kernels section of the PR's summary comment from the check runs."""
+    assert ctx.config is not None
+    existing = summary.find(ctx.client.comments(number), ctx.client.bot_login)
+    if existing is None:
+        return "none"
+    body = summary.with_kernels(existing.body, section(ctx.client, plan.devices(ctx.config), sha))
+    return summary.upsert(ctx.client, number, existing, body)[0]
+
+
+def for_pull(ctx: Context, pr: PullRequest, files: Sequence[ChangedFile],
+             meta: dict[str, Any]) -> dict[str, Any]:
+    """The `pull_request` step: supersede the previous head's runs, ask for the labelled devices."""
+    assert ctx.config is not None
+    devices = plan.devices(ctx.config)
+    if not devices:
+        return {}
+    facts: dict[str, Any] = {}
+    before = str(ctx.payload.get("before") or "")
+    if ctx.action == "synchronize" and before and before != pr.head_sha:
+        facts["cancelled"] = supersede(ctx, before, pr.head_sha)
+    rule = plan.rules(ctx.config)
+    names = list(pr.labels)
+    if ctx.action == "labeled":
+        names.append(str((ctx.payload.get("label") or {}).get("name") or ""))
+    paths = labels.touched_paths(files)
+    wanted: list[Device] = []
+    untouched: list[Device] = []
+    for name in plan.labelled(ctx.config, names):
+        (wanted if plan.touching(devices[name], rule, paths) else untouched).append(devices[name])
+    started = ask(ctx, pr, [(d, ()) for d in wanted], meta)
+    facts.update(kernels={s.device: s.outcome for s in started},
+                 not_touched=[d.name for d in untouched])
+    return facts
+
+
+def elapsed_since(ref: CheckRunRef) -> float:
+    """Seconds since the check run started (0 when GitHub did not say)."""
+    return time.time() - ref.started_at if ref.started_at else 0.0
+
+
+def conclude(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device,
+             run: dict[str, Any]) -> str:
+    """Complete the check run of a finished workflow run from its report artifact."""
+    assert ctx.config is not None
+    rule = plan.rules(ctx.config)
+    run_id = int(run["id"])
+    url = str(run.get("html_url") or "") or run_url(ctx, run_id)
+    request = Request.parse(tracked.request)
+    assert request is not None
+    conclusion = str(run.get("conclusion") or "")
+    done = Tracked(tracked.request, run_id, tracked.ops, "done")
+    if conclusion == "cancelled":
+        result = results.without_report(device, "cancelled", "workflow run cancelled",
+                                        "The workflow run was cancelled before it reported.", url)
+    else:
+        try:
+            result = result_of(fetch_report(ctx.client, run_id, request.artifact), device, rule, url)
+        except ArtifactError as exc:
+            result = results.without_report(
+                device, "failure", "no report",
+                f"The workflow run ended `{code(conclusion or 'unknown', 40)}` without a usable "
+                f"report ({exc}); it failed before the check wrote one, or did not upload it. "
+                "See its logs.", url)
+    finish(ctx.client, ref.id, result, done)
+    return result.conclusion

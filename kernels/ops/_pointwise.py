@@ -1,0 +1,191 @@
+"""Elementwise launch shared by add, mul, gelu and silu: any shape, strides and broadcasting.
+
+Three paths, cheapest first:
+- flat: every operand covers one dense block of memory in the same layout (contiguous, or
+  permuted such as a transpose): one pass over the storage, the output takes the same strides.
+  Full tiles load and store without masks (16-byte vectors); only the last tile is masked, so
+  element counts that are not multiples of 16 keep full-width accesses.
+- strided: the output seen as at most three dims after merging dims that every operand walks
+  in step; a [rows, cols] tile per program reads each operand through its own strides, zero for
+  broadcast dims, so `[M, N] + [N]` and sliced views are read in place.
+- otherwise (more than three dims that do not merge) operands are copied to contiguous first.
+"""
+# Triton kernels take DSL-typed arguments that Python annotations cannot express.
+# mypy: disable-error-code="untyped-decorator,no-untyped-def"
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+from flagbot.kernels.ops._layout import is_dense
+
+FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+TILE = 4096  # elements per program on the strided path
+
+
+@triton.jit
+def _erf_as(x):
+    # Abramowitz & Stegun 7.1.26: |error| < 1.5e-7, about a third of libdevice erf's
+    # instructions. Used for 16-bit outputs only, whose rounding (>= 4.9e-4 relative) dwarfs
+    # the error; at 2 bytes per element erf's cost, not memory, bounds exact GELU.
+    a = tl.abs(x)
+    t = tl.fdiv(1.0, 1.0 + 0.3275911 * a, ieee_rounding=False)  # approximate reciprocal
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027
+                                                                         + t * 1.061405429))))
+    y = 1.0 - poly * tl.exp(-a * a)
+    return tl.where(x < 0, -y, y)
+
+
+@triton.jit
+def _apply(x, y, alpha, OP: tl.constexpr):
+    if OP == "add":
+        r = x + alpha * y
+    elif OP == "mul":
+        r = x * y
+    elif OP == "silu":
+        r = x / (1.0 + tl.exp(-x))
+    elif OP == "gelu_tanh":
+        # tanh(z) = 2*sigmoid(2z) - 1: libdevice.tanh is not portable (the CPU interpreter
+        # returns None for every libdevice call), tl.exp is.
+        z = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+        r = 0.5 * x * (1.0 + (2.0 / (1.0 + tl.exp(-2.0 * z)) - 1.0))
+    elif OP == "gelu_fast":
+        r = 0.5 * x * (1.0 + _erf_as(x * 0.7071067811865476))
+    else:  # "gelu"
+        r = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
+    return r
+
+
+@triton.jit
+def _flat_kernel(x_ptr, y_ptr, out_ptr, n, alpha, OP: tl.constexpr, BINARY: tl.constexpr,
+                 BLOCK: tl.constexpr):
+    start = tl.program_id(0).to(tl.int64) * BLOCK
+    offs = start + tl.arange(0, BLOCK)
+    if start + BLOCK <= n:
+        x = tl.load(x_ptr + offs).to(tl.float32)
+        y = x
+        if BINARY:
+            y = tl.load(y_ptr + offs).to(tl.float32)
+        tl.store(out_ptr + offs, _apply(x, y, alpha, OP).to(out_ptr.dtype.element_ty))
+    else:
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask).to(tl.float32)
+        y = x
+        if BINARY:
+            y = tl.load(y_ptr + offs, mask=mask).to(tl.float32)
+        tl.store(out_ptr + offs, _apply(x, y, alpha, OP).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _strided_kernel(x_ptr, y_ptr, out_ptr, d1, d2, tiles_r, tiles_c, sx0, sx1, sx2, sy0, sy1,
+                    sy2, alpha, OP: tl.constexpr, BINARY: tl.constexpr, BLOCK_R: tl.constexpr,
+                    BLOCK_C: tl.constexpr):
+    pid = tl.program_id(0)
+    tc = pid % tiles_c
+    rest = pid // tiles_c
+    tr = rest % tiles_r
+    i0 = (rest // tiles_r).to(tl.int64)
+    r = (tr * BLOCK_R + tl.arange(0, BLOCK_R)).to(tl.int64)
+    c = (tc * BLOCK_C + tl.arange(0, BLOCK_C)).to(tl.int64)
+    mask = (r[:, None] < d1) & (c[None, :] < d2)
+    x = tl.load(x_ptr + i0 * sx0 + r[:, None] * sx1 + c[None, :] * sx2, mask=mask)
+    x = x.to(tl.float32)
+    y = x
+    if BINARY:
+        y = tl.load(y_ptr + i0 * sy0 + r[:, None] * sy1 + c[None, :] * sy2, mask=mask)
+        y = y.to(tl.float32)
+    out = out_ptr + (i0 * d1 + r[:, None]) * d2 + c[None, :]
+    tl.store(out, _apply(x, y, alpha, OP).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def check_operands(name: str, *tensors: Any) -> None:
+    """Refuse what the kernels do not compute: non-tensors, other dtypes, mixed dtypes/devices."""
+    for t in tensors:
+        if not isinstance(t, torch.Tensor):
+            raise NotImplementedError(f"{name}: tensor operands only, got {type(t).__name__}")
+        if t.dtype not in FLOAT_DTYPES:
+            raise NotImplementedError(f"{name}: float32/float16/bfloat16 only, got {t.dtype}")
+    if len({t.dtype for t in tensors}) > 1:
+        raise NotImplementedError(f"{name}: operands of one dtype only (no type promotion), got "
+                                  f"{', '.join(str(t.dtype) for t in tensors)}")
+    if len({t.device for t in tensors}) > 1:
+        raise NotImplementedError(f"{name}: operands on one device only")
+
+
+def merge_dims(shape: tuple[int, ...],
+               strides: list[tuple[int, ...]]) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 dims and merge neighbours that every operand walks in step."""
+    dims = [i for i, n in enumerate(shape) if n != 1]
+    sizes: list[int] = []
+    merged: list[list[int]] = [[] for _ in strides]
+    for i in dims:
+        if sizes and all(m[-1] == s[i] * shape[i] for m, s in zip(merged, strides, strict=True)):
+            sizes[-1] *= shape[i]
+            for m, s in zip(merged, strides, strict=True):
+                m[-1] = s[i]
+            continue
+        sizes.append(shape[i])
+        for m, s in zip(merged, strides, strict=True):
+            m.append(s[i])
+    return sizes, merged
+
+
+def _same_dense_layout(tensors: list[torch.Tensor]) -> bool:
+    first = tensors[0]
+    return is_dense(first) and all(
+        t.shape == first.shape and t.stride() == first.stride() for t in tensors[1:])
+
+
+def _launch_strided(out: torch.Tensor, operands: list[torch.Tensor], sizes: list[int],
+                    strides: list[list[int]], op: str, alpha: float, warps: int) -> None:
+    while len(sizes) < 3:
+        sizes.insert(0, 1)
+        for s in strides:
+            s.insert(0, 0)
+    d0, d1, d2 = sizes
+    block_c = min(int(triton.next_power_of_2(d2)), 1024)
+    block_r = max(1, min(TILE // block_c, int(triton.next_power_of_2(d1))))
+    tiles_r, tiles_c = triton.cdiv(d1, block_r), triton.cdiv(d2, block_c)
+    x, y = operands[0], operands[-1]
+    sx, sy = strides[0], strides[-1]
+    kernel: Any = _strided_kernel
+    kernel[(d0 * tiles_r * tiles_c,)](x, y, out, d1, d2, tiles_r, tiles_c, *sx, *sy, alpha,
+                                      OP=op, BINARY=len(operands) == 2, BLOCK_R=block_r,
+                                      BLOCK_C=block_c, num_warps=warps)
+
+
+def pointwise(op: str, operands: list[torch.Tensor], *, alpha: float = 1.0,
+              block: tuple[int, int] = (2048, 8), block_16: tuple[int, int] = (2048, 8)
+              ) -> torch.Tensor:
+    """`op` over one or two float tensors of one dtype, broadcast like torch; fp32 arithmetic.
+
+    block / block_16: (elements per program, warps) of the flat path for 4- and 2-byte dtypes.
+    """
+    broadcast: Any = torch.broadcast_shapes
+    shape = tuple(broadcast(*(t.shape for t in operands)))
+    dtype = operands[0].dtype
+    elems, warps = block_16 if dtype.itemsize == 2 else block
+    binary = len(operands) == 2
+    if _same_dense_layout(operands) and operands[0].shape == shape:
+        out = torch.empty_like(operands[0])
+        n = out.numel()
+        if n:
+            x, y = operands[0], operands[-1]
+            kernel: Any = _flat_kernel
+            kernel[(triton.cdiv(n, elems),)](x, y, out, n, alpha, OP=op, BINARY=binary,
+                                             BLOCK=elems, num_warps=warps)
+        return out
+    out = torch.empty(shape, dtype=dtype, device=operands[0].device)
+    if out.numel() == 0:
+        return out
+    views = [t.expand(shape) for t in operands]
+    sizes, strides = merge_dims(shape, [v.stride() for v in views])
+    if len(sizes) > 3:
+        return pointwise(op, [v.contiguous() for v in views], alpha=alpha, block=block,
+                         block_16=block_16)
+    _launch_strided(out, views, sizes, strides, op, alpha, 4 if elems <= 2048 else warps)
+    return out

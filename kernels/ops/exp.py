@@ -1,0 +1,8 @@
+"""exp: e ** x of normal inputs (no generic kernel; checked against aten)."""
+
+from flagbot.kernels.ops._aten import spec, unary
+from flagbot.kernels.spec import Case, elementwise_bytes, numel
+
+SPEC = spec("exp", "exp", unary, ci=(Case((1000,)), Case((4, 257))),
+            full=(Case((1 << 24,)), Case((4096, 4097)), Case((100_000_007,))),
+            bytes_moved=elementwise_bytes(2), flops=lambda case: numel(case.shape))

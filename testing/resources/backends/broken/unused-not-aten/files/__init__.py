@@ -1,0 +1,18 @@
+from backend_utils import VendorDescriptor
+
+vendor_info = VendorDescriptor(
+    vendor_name="acme",
+    device_name="acme",
+    device_query_cmd="acme-smi --list",
+    dispatch_key="PrivateUse1",
+    triton_extra_name="acme",
+    fp64_enabled=False,
+)
+
+ARCH_MAP = {
+    "2": "gen2",
+}
+
+CUSTOMIZED_UNUSED_OPS = ("cumsum", "pow_tensor_scalar", "lt_Scalar")
+
+__all__ = ["*"]

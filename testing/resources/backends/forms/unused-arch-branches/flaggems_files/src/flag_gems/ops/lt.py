@@ -1,0 +1,2 @@
+def lt_scalar(A, B):
+    return A < B

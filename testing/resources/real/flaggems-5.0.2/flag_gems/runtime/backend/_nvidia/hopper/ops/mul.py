@@ -1,0 +1,7 @@
+# Trimmed for flagbot's tests: the upstream kernel needs a GPU and the whole flag_gems
+# package; the function keeps its name and signature and computes the same result with torch.
+import torch
+
+
+def mul(A, B):
+    return torch.mul(A, B)

@@ -1,0 +1,7 @@
+from .add import add
+from .gelu import gelu
+
+__all__ = [
+    "add",
+    "gelu",
+]

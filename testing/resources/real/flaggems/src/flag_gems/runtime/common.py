@@ -1,0 +1,42 @@
+# Copyright 2026 FlagOS Contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+from enum import Enum
+
+
+class vendors(Enum):
+    NVIDIA = 0
+    CAMBRICON = 1
+    METAX = 2
+    ILUVATAR = 3
+    MTHREADS = 4
+    KUNLUNXIN = 5
+    HYGON = 6
+    AMD = 7
+    AIPU = 8
+    ASCEND = 9
+    TSINGMICRO = 10
+    SUNRISE = 11
+    ENFLAME = 12
+    SPACEMIT = 13
+    THEAD = 14
+    ARM = 15
+
+    @classmethod
+    def get_all_vendors(cls) -> dict:
+        vendorDict = {}
+        for member in cls:
+            vendorDict[member.name.lower()] = member
+        return vendorDict
+

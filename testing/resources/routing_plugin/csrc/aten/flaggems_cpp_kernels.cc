@@ -1,0 +1,2 @@
+REGISTER_IMPL_TO_DISPATCHER(MmFn, mm_dispatcher, Backend::kFlagOs,
+                            MmKernelCpp);

@@ -1,0 +1,7 @@
+REGISTER_IMPL_TO_DISPATCHER(ArgminFn, argmin_dispatcher, Backend::kCuda, ArgminKernelCuda)
+REGISTER_IMPL_TO_DISPATCHER(CatFn, cat_dispatcher, Backend::kCuda, CatKernelCuda)
+REGISTER_IMPL_TO_DISPATCHER(EmptyNamesFn, empty_names_dispatcher, Backend::kCuda, EmptyNamesKernelCuda)
+REGISTER_IMPL_TO_DISPATCHER(EmptyNamesOutFn, empty_names_out_dispatcher, Backend::kCuda, EmptyNamesOutKernelCuda)
+REGISTER_IMPL_TO_DISPATCHER(MeanDimFn, mean_dim_dispatcher, Backend::kCuda, MeanDimKernelCuda)
+REGISTER_IMPL_TO_DISPATCHER(MmFn, mm_dispatcher, Backend::kCuda, MmKernelCuda)
+REGISTER_IMPL_TO_DISPATCHER(MmOutFn, mm_out_dispatcher, Backend::kCuda, MmOutKernelCuda)

@@ -1,0 +1,7 @@
+ADD_IMPL_TO_DISPATCHER(ArgminFn, argmin_dispatcher, "argmin")
+ADD_IMPL_TO_DISPATCHER(CatFn, cat_dispatcher, "cat")
+ADD_IMPL_TO_DISPATCHER(EmptyNamesFn, empty_names_dispatcher, "empty.names")
+ADD_IMPL_TO_DISPATCHER(EmptyNamesOutFn, empty_names_out_dispatcher, "empty.names_out")
+ADD_IMPL_TO_DISPATCHER(MeanDimFn, mean_dim_dispatcher, "mean.dim")
+ADD_IMPL_TO_DISPATCHER(MmFn, mm_dispatcher, "mm")
+ADD_IMPL_TO_DISPATCHER(MmOutFn, mm_out_dispatcher, "mm.out")
