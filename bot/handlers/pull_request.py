@@ -17,6 +17,7 @@ from flagbot.bot.github import ChangedFile, Comment
 from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.handlers.markdown import plain
+from flagbot.hooks import git as plumbing
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 from flagbot.hooks.findings import Finding
 
@@ -77,14 +78,18 @@ def handle(ctx: Context) -> dict[str, Any]:
     if regen.outcome == "pushed":  # the new head's synchronize delivery does the rest
         return {"regenerated": regen.outcome, "commit": regen.commit, "conclusions": {},
                 "writes": {}}
-    wanted = labels.plan_labels(ctx.config, labels.touched_paths(files))
+    paths = labels.touched_paths(files)
+    label_findings: list[Finding] = []
+    wanted = labels.plan_labels(ctx.config, paths, known=known_devices(ctx, pr, paths),
+                                max_vendor=ctx.settings.max_vendor_labels, skipped=label_findings)
     change = plan_labels(ctx, pr, wanted, existing)
     # Order matters for crash safety, since the comment is where "the bot added this" lives:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
     labels.remove_stale(client, pr.number, change)
     # Device runs first: a runner's minutes dwarf the checks below, so they start soonest.
     kernels = device_runs.for_pull(ctx, pr, files, meta)
-    results = [fold_into_check(regen, r) if r.name == patches.NAME else r
+    results = [with_label_findings(ctx.config, fold_into_check(regen, r)
+                                   if r.name == patches.NAME else r, label_findings)
                for r in run_checks(ctx, pr, ctx.config, files)]
     done = publish_all(ctx, pr, results)
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
@@ -103,6 +108,39 @@ def handle(ctx: Context) -> dict[str, Any]:
             "feed_labels": recorded, "labels_added": list(change.to_add),
             "labels_removed": list(change.to_remove),
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
+
+
+def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str]:
+    """Devices that may become labels: configured under `devices:`, or with a folder under
+    hardwares/ or a `_<vendor>` backend folder on the base already (read from git, only when
+    the PR touches a vendor folder at all)."""
+    assert ctx.config is not None
+    known = {str(name) for name in ctx.config["devices"]}
+    if not any(labels.vendor_of(p, ctx.config) for p in paths):
+        return known
+    with ctx.workspace.held():
+        git_dir = ctx.workspace.objects(pr)
+        for root in (ctx.config.hardwares, ctx.config.backends):
+            listed = plumbing.run(["ls-tree", "-z", "-d", "--name-only",
+                                   f"{pr.base_sha}:{root.strip('/')}"], cwd=git_dir, check=False)
+            if listed.returncode == 0:
+                names = listed.stdout.decode("utf-8", "replace").split("\0")
+                known |= {n.removeprefix("_") if root == ctx.config.backends else n
+                          for n in names if n}
+    return known
+
+
+def with_label_findings(config: RepoConfig, result: CheckResult,
+                        found: list[Finding]) -> CheckResult:
+    """`result` with the warnings about vendor folders under its own root (hardwares/ for the
+    patches check, the backends folder for the backends check)."""
+    root = config.hardwares if result.name == patches.NAME else config.backends
+    mine = [f for f in found if f.path.startswith(root.rstrip("/") + "/")]
+    if not mine or result.name not in (patches.NAME, backends.NAME):
+        return result
+    text = "\n".join(filter(None, [result.text, *(f"- {plain(f.render())}" for f in mine)]))
+    return CheckResult(result.name, result.conclusion, result.title, result.summary, text,
+                       [*result.findings, *mine])
 
 
 def publish_all(ctx: Context, pr: PullRequest, results: list[CheckResult]) -> dict[str, Any]:

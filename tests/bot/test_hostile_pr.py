@@ -91,3 +91,65 @@ def test_code_spans_survive_backticks() -> None:
 
     assert code("a`b") == "``a`b``" and code("`x`") == "`` `x` ``"
     assert mentions(code("@x ``@y``")) == [] and mentions(plain("@x `@y`")) == []
+
+
+def test_label_spam_creates_no_labels_and_each_folder_is_a_finding(emu: Emulator,
+                                                                   settings: Settings) -> None:
+    from tests.bot.handlers_support import BASE_FILES, deliver, runs_by_name
+
+    repo = emu.create_repo("flagos/FlagScale", files=dict(BASE_FILES))
+    pr = open_pr(emu, repo, {f"hardwares/SPAM_X{i}/x.md": "x\n" for i in range(61)})
+    deliver(emu, settings, repo, pr["number"])
+    assert not [n for n in emu.issue_labels(repo, pr["number"]) if n.startswith("vendor: ")]
+    run = runs_by_name(emu, repo, pr["head"]["sha"])["flagbot / patches"]
+    skipped = [a for a in run["output"]["annotations"] if a["title"] == "vendor-label"]
+    assert len(skipped) == 61 and "default branch knows" in skipped[0]["message"]
+    assert len(emu.comments(repo, pr["number"])) == 1
+
+
+def test_stored_and_configured_devices_get_labels_up_to_the_cap(emu: Emulator,
+                                                               settings: Settings) -> None:
+    from tests.bot.handlers_support import BASE_FILES, deliver, runs_by_name
+
+    stored = {f"hardwares/DEV_{c}/README.md": "x\n" for c in "ABCDEFGHIJK"}
+    config = ".github/flagbot.yml", "devices:\n  NEW_Z:\n    runner: [self-hosted, new_z]\n"
+    repo = emu.create_repo("flagos/FlagScale", files={**BASE_FILES, **stored, config[0]: config[1]})
+    touched = {f"hardwares/DEV_{c}/x.md": "y\n" for c in "ABCDEFGHIJK"}
+    pr = open_pr(emu, repo, {**touched, "hardwares/NEW_Z/x.md": "z\n"})
+    deliver(emu, settings, repo, pr["number"])
+    got = sorted(n for n in emu.issue_labels(repo, pr["number"]) if n.startswith("vendor: "))
+    assert len(got) == settings.max_vendor_labels == 10
+    run = runs_by_name(emu, repo, pr["head"]["sha"])["flagbot / patches"]
+    capped = [a for a in run["output"]["annotations"] if a["title"] == "vendor-label"]
+    assert len(capped) == 2 and all("10 vendor labels already" in a["message"] for a in capped)
+
+
+def test_a_folder_name_too_long_for_a_label_is_a_finding_and_the_rest_is_written(
+        emu: Emulator, settings: Settings) -> None:
+    from tests.bot.handlers_support import BASE_FILES, deliver, runs_by_name
+
+    long = "VENDOR_" + "X" * 53  # 60 characters: its label would be 68
+    repo = emu.create_repo("flagos/FlagScale", files={**BASE_FILES, f"hardwares/{long}/a.md": "x\n",
+                                                      "hardwares/OK_X1/a.md": "x\n"})
+    pr = open_pr(emu, repo, {f"hardwares/{long}/b.md": "y\n", "hardwares/OK_X1/b.md": "y\n"})
+    deliver(emu, settings, repo, pr["number"])
+    assert emu.issue_labels(repo, pr["number"]) == ["vendor: OK_X1"]
+    runs = runs_by_name(emu, repo, pr["head"]["sha"])
+    assert sorted(runs) == ["flagbot / backends", "flagbot / patches"]
+    [note] = [a for a in runs["flagbot / patches"]["output"]["annotations"]
+              if a["title"] == "vendor-label"]
+    assert "over GitHub's 50" in note["message"] and len(emu.comments(repo, pr["number"])) == 1
+
+
+def test_a_label_github_refuses_does_not_cost_the_others(emu: Emulator, settings: Settings) -> None:
+    from flagbot.bot.github import Label
+    from flagbot.bot.handlers import labels
+    from tests.bot.handlers_support import BASE_FILES, bot_for
+
+    repo = emu.create_repo("flagos/FlagScale", files=dict(BASE_FILES))
+    pr = open_pr(emu, repo, {"x.md": "x\n"})
+    client = bot_for(settings).github.repo_client(emu.installation_id, repo.full_name)
+    bad, good = Label("x" * 60, "ffffff"), Label("vendor: OK_X1", "ffffff")
+    labels.add_wanted(client, pr["number"], labels.LabelChange((bad, good), (bad.name, good.name),
+                                                                (), (bad.name, good.name)))
+    assert emu.issue_labels(repo, pr["number"]) == ["vendor: OK_X1"]

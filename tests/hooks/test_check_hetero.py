@@ -42,9 +42,8 @@ def test_outside_a_repository_is_a_usage_error(tmp_path: object) -> None:
 
 
 def test_an_oversized_hetero_txt_is_a_finding_not_read(tmp_path) -> None:
-    from flagbot.hooks.patches.hetero import check_hetero
-
     from flagbot.hooks.limits import MAX_HETERO_BYTES
+    from flagbot.hooks.patches.hetero import check_hetero
 
     (tmp_path / "hardwares").mkdir()
     (tmp_path / "hardwares" / "hetero.txt").write_text("00000001: A_X100\n" * (MAX_HETERO_BYTES // 17 + 1))
