@@ -208,13 +208,21 @@ def use_metrics_dir(settings: Settings) -> Settings:
     return settings.with_overrides(metrics_dir=metrics_dir)
 
 
+def private_state(state_dir: Path) -> None:
+    """Files this process (and its children: gunicorn, git) creates are its user's alone
+    (umask 077: folders 0700, files 0600): the state dir holds payloads, clones of private
+    repositories and tokens' traces. A new state dir is made 0700."""
+    os.umask(0o077)
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
 def serve(args: argparse.Namespace, *, cwd: str | None = None,
           handlers: HandlersFactory = bot_handlers, app: str = WSGI_APP) -> int:
     """Run gunicorn serving `app` and, in SQLite mode, a worker running `handlers` in process."""
     settings = setup_logging(args, serving_settings(cwd))
     bind = args.bind or f"0.0.0.0:{settings.port}"
     try:
-        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        private_state(settings.state_dir)
     except OSError as exc:
         raise UsageError(f"state dir {settings.state_dir}: cannot create ({exc})",
                          hint="set FLAGBOT_STATE_DIR to a writable folder") from exc
@@ -277,6 +285,7 @@ def work(args: argparse.Namespace, *, cwd: str | None = None,
          handlers: HandlersFactory = bot_handlers) -> int:
     """Run a worker with `handlers` until SIGTERM/SIGINT."""
     settings = setup_logging(args, serving_settings(cwd))
+    private_state(settings.state_dir)
     signals = StopSignals()
     checkpointer = sqlite_checkpointer(settings)
     worker = make_worker(settings, args, handlers)

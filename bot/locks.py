@@ -57,10 +57,10 @@ class RepoLocks:
     def _file_hold(self, full_name: str, timeout_s: float) -> Iterator[None]:
         path = self.folder / lock_file_name(full_name)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         except FileNotFoundError:  # first lock in this state dir: make the folder (not every time)
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             deadline = time.monotonic() + timeout_s
             while True:
