@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flagbot.bot.serving.heap import settle_heap
-from flagbot.bot.settings import METRICS_ENV, Settings
+from flagbot.bot.settings import METRICS_ENV, Settings, private_state
 from flagbot.hooks.errors import UsageError
 
 if TYPE_CHECKING:
@@ -206,14 +206,6 @@ def use_metrics_dir(settings: Settings) -> Settings:
     metrics_dir.mkdir()
     os.environ[METRICS_ENV] = str(metrics_dir)
     return settings.with_overrides(metrics_dir=metrics_dir)
-
-
-def private_state(state_dir: Path) -> None:
-    """Files this process (and its children: gunicorn, git) creates are its user's alone
-    (umask 077: folders 0700, files 0600): the state dir holds payloads, clones of private
-    repositories and tokens' traces. A new state dir is made 0700."""
-    os.umask(0o077)
-    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 def serve(args: argparse.Namespace, *, cwd: str | None = None,

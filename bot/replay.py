@@ -137,7 +137,7 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
             raise UsageError("acting on GitHub needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY (or "
                              "GITHUB_PRIVATE_KEY_PATH) in the environment",
                              hint="or add --dry-run to try it against a local checkout")
-        from flagbot.bot.cli import private_state
+        from flagbot.bot.settings import private_state
 
         private_state(settings.state_dir)  # clones of the repository land there
         result = run_on_github(settings, args.delivery, args.event, payload)

@@ -134,3 +134,11 @@ class Settings:
         if self.startup_warned:
             env[STARTUP_WARNED_ENV] = "1"
         return env
+
+
+def private_state(state_dir: Path) -> None:
+    """Files this process (and its children: gunicorn, git) creates are its user's alone
+    (umask 077: folders 0700, files 0600): the state dir holds payloads, clones of private
+    repositories and tokens' traces. A new state dir is made 0700."""
+    os.umask(0o077)
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

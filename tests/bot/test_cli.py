@@ -192,7 +192,7 @@ def test_the_state_dir_and_everything_in_it_are_private(tmp_path: Path) -> None:
 
 
 def test_clones_made_under_the_private_umask_are_private(tmp_path: Path) -> None:
-    from flagbot.bot.cli import private_state
+    from flagbot.bot.settings import private_state
     from flagbot.bot.workspace import GitWorkspace
 
     old = os.umask(0o022)
