@@ -108,15 +108,19 @@ def read_body(stream: IO[bytes], limit: int) -> bytes | None:
         chunks.append(chunk)
 
 
-def parse_payload(body: bytes, content_type: str) -> dict[str, Any] | None:
-    """The payload object (JSON, or the form encoding GitHub can be set to); None when broken."""
+def parse_payload(body: bytes, content_type: str) -> tuple[dict[str, Any], bytes] | None:
+    """The payload object and its JSON bytes (decoded once here from the form encoding GitHub
+    can be set to, so the ledger holds JSON either way); None when broken.
+
+    Nesting deeper than the JSON parser's recursion limit is broken too (RecursionError).
+    """
     try:
         if content_type.startswith("application/x-www-form-urlencoded"):
             body = parse_qs(body.decode("utf-8"), strict_parsing=True)["payload"][0].encode()
         data = json.loads(body)
-    except (ValueError, KeyError, IndexError, UnicodeDecodeError):
+    except (ValueError, KeyError, IndexError, UnicodeDecodeError, RecursionError):
         return None
-    return data if isinstance(data, dict) else None
+    return (data, body) if isinstance(data, dict) else None
 
 
 def ingest(settings: Settings, backend: Backend, wants: Wants, environ: WSGIEnvironment) -> Answer:
@@ -149,19 +153,24 @@ def ingest(settings: Settings, backend: Backend, wants: Wants, environ: WSGIEnvi
     if not event or not DELIVERY_ID.match(delivery_id):
         metrics.delivery(event or "unknown", "bad_request")
         return 400, {"error": "missing X-GitHub-Event or a valid X-GitHub-Delivery header"}
-    payload = parse_payload(body, environ.get("CONTENT_TYPE", ""))
-    if payload is None:
+    parsed = parse_payload(body, environ.get("CONTENT_TYPE", ""))
+    if parsed is None:
+        log.warning("delivery %s refused: body is not a JSON object", delivery_id)
         metrics.delivery(event, "bad_request")
         return 400, {"error": "body is not a JSON object"}
+    payload, payload_json = parsed
     if event == "ping":
         metrics.delivery(event, "pong")
         return 200, {"msg": "pong", "zen": payload.get("zen")}
-    return record_and_queue(backend, wants, event, delivery_id, payload, body)
+    return record_and_queue(backend, wants, event, delivery_id, payload, payload_json)
 
 
 def record_and_queue(backend: Backend, wants: Wants, event: str, delivery_id: str,
                      payload: dict[str, Any], body: bytes) -> Answer:
-    """Ledger first, queue second: a row never goes missing, a lost message is swept up."""
+    """Ledger first, queue second: a row never goes missing, a lost message is swept up.
+
+    `body` is the payload's JSON (never the form encoding): what the worker parses again.
+    """
     action = payload.get("action") if isinstance(payload.get("action"), str) else None
     repo_obj = payload.get("repository")
     repo = repo_obj.get("full_name") if isinstance(repo_obj, dict) else None

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flagbot.bot.serving.heap import settle_heap
-from flagbot.bot.settings import METRICS_ENV, Settings
+from flagbot.bot.settings import METRICS_ENV, Settings, private_state
 from flagbot.hooks.errors import UsageError
 
 if TYPE_CHECKING:
@@ -214,7 +214,7 @@ def serve(args: argparse.Namespace, *, cwd: str | None = None,
     settings = setup_logging(args, serving_settings(cwd))
     bind = args.bind or f"0.0.0.0:{settings.port}"
     try:
-        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        private_state(settings.state_dir)
     except OSError as exc:
         raise UsageError(f"state dir {settings.state_dir}: cannot create ({exc})",
                          hint="set FLAGBOT_STATE_DIR to a writable folder") from exc
@@ -277,6 +277,7 @@ def work(args: argparse.Namespace, *, cwd: str | None = None,
          handlers: HandlersFactory = bot_handlers) -> int:
     """Run a worker with `handlers` until SIGTERM/SIGINT."""
     settings = setup_logging(args, serving_settings(cwd))
+    private_state(settings.state_dir)
     signals = StopSignals()
     checkpointer = sqlite_checkpointer(settings)
     worker = make_worker(settings, args, handlers)

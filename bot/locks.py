@@ -1,9 +1,11 @@
-"""`RepoLocks`: one repository's work at a time, across threads, processes and (Redis) hosts.
+"""`RepoLocks`: named locks across threads, processes and (Redis) hosts.
 
-The worker is the only taker: it holds a repository's lock around all handlers of a delivery
-(`worker.run_locked`, also what `flagbot replay` uses), so two deliveries for one pull request
-never both find no summary comment and both create one, and the git workspace of a repository
-has one user at a time.
+Two takers, two kinds of name. The worker holds a pull request's lock (`owner/name#N`) around
+all handlers of a delivery (`worker.run_locked`, also what `flagbot replay` uses), so two
+deliveries for one pull request never both find no summary comment and both create one. The
+git workspace holds the repository's lock (`owner/name`) while it fetches, checks out and the
+checks run, so a repository's clone has one user at a time, and no repository lock is held
+while GitHub writes are paced.
 """
 
 from __future__ import annotations
@@ -55,10 +57,10 @@ class RepoLocks:
     def _file_hold(self, full_name: str, timeout_s: float) -> Iterator[None]:
         path = self.folder / lock_file_name(full_name)
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         except FileNotFoundError:  # first lock in this state dir: make the folder (not every time)
             self.folder.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             deadline = time.monotonic() + timeout_s
             while True:

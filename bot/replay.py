@@ -79,7 +79,7 @@ def dry_run(repo: Path, delivery: str, event: str, payload: dict[str, Any]) -> d
 
 
 def run_on_github(settings: Any, delivery: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """Run the handlers as the worker would: as the App, under the repository's lock."""
+    """Run the handlers as the worker would: as the App, under the pull request's lock."""
     from flagbot.bot.handlers import BotHandlers
     from flagbot.bot.locks import RepoLocks
     from flagbot.bot.worker import run_locked
@@ -137,6 +137,9 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
             raise UsageError("acting on GitHub needs GITHUB_APP_ID and GITHUB_PRIVATE_KEY (or "
                              "GITHUB_PRIVATE_KEY_PATH) in the environment",
                              hint="or add --dry-run to try it against a local checkout")
+        from flagbot.bot.settings import private_state
+
+        private_state(settings.state_dir)  # clones of the repository land there
         result = run_on_github(settings, args.delivery, args.event, payload)
     print(json.dumps(result, indent=2, default=str) if args.json else render(result))
     failed = [n for n, c in (result.get("conclusions") or {}).items() if c == "failure"]

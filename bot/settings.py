@@ -40,6 +40,23 @@ class Settings:
     write_spacing_s: float = 1.0
     write_burst: int = 10
     max_body_bytes: int = 25 * 1024 * 1024
+    # Slow clients (bot/serving/reception.py): a request's headers must arrive within
+    # `request_header_timeout_s` and all of it within `request_timeout_s` of its first byte
+    # (of the connection, for a new one); at most `max_pending_connections` requests per
+    # gunicorn worker may be arriving at once, holding `max_pending_bytes` between them (the
+    # oldest is closed to make room)
+    request_header_timeout_s: float = 5.0
+    request_timeout_s: float = 10.0
+    max_pending_connections: int = 256
+    max_pending_bytes: int = 64 * 1024 * 1024
+    # The checks of a pull request's files run in a child process with these limits
+    # (bot/sandbox.py): address space in MiB, and wall-clock seconds
+    check_memory_mb: int = 1024
+    check_timeout_s: float = 120.0
+    # annotations written per check run (the rest are counted in its summary), and
+    # `vendor: <DEV>` labels one pull request may get
+    max_annotations: int = 100
+    max_vendor_labels: int = 10
     # SQLite WAL checkpoints in a `Checkpointer` thread instead of inside commits
     # (FLAGBOT_SQLITE_CHECKPOINTS=background; serve and worker turn it on, store/sqlite_file.py)
     background_checkpoints: bool = False
@@ -71,6 +88,14 @@ class Settings:
             port=int(env.get("PORT") or 8000),
             write_spacing_s=float(env.get("FLAGBOT_WRITE_SPACING_S") or 1.0),
             write_burst=int(env.get("FLAGBOT_WRITE_BURST") or 10),
+            request_header_timeout_s=float(env.get("FLAGBOT_REQUEST_HEADER_TIMEOUT_S") or 5.0),
+            request_timeout_s=float(env.get("FLAGBOT_REQUEST_TIMEOUT_S") or 10.0),
+            max_pending_connections=int(env.get("FLAGBOT_MAX_PENDING_CONNECTIONS") or 256),
+            max_pending_bytes=int(env.get("FLAGBOT_MAX_PENDING_BYTES") or 64 * 1024 * 1024),
+            check_memory_mb=int(env.get("FLAGBOT_CHECK_MEMORY_MB") or 1024),
+            check_timeout_s=float(env.get("FLAGBOT_CHECK_TIMEOUT_S") or 120.0),
+            max_annotations=int(env.get("FLAGBOT_MAX_ANNOTATIONS") or 100),
+            max_vendor_labels=int(env.get("FLAGBOT_MAX_VENDOR_LABELS") or 10),
             background_checkpoints=env.get(CHECKPOINTS_ENV) == "background",
             metrics_dir=Path(env[METRICS_ENV]) if env.get(METRICS_ENV) else None,
             log_format=env.get(LOG_FORMAT_ENV) or "text",
@@ -109,3 +134,11 @@ class Settings:
         if self.startup_warned:
             env[STARTUP_WARNED_ENV] = "1"
         return env
+
+
+def private_state(state_dir: Path) -> None:
+    """Files this process (and its children: gunicorn, git) creates are its user's alone
+    (umask 077: folders 0700, files 0600): the state dir holds payloads, clones of private
+    repositories and tokens' traces. A new state dir is made 0700."""
+    os.umask(0o077)
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

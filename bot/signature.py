@@ -17,7 +17,9 @@ def sign(body: bytes, secret: str) -> str:
 
 def verify(body: bytes, header: str | None, secrets: Iterable[str]) -> bool:
     """True when `header` is a valid signature of `body` under any of `secrets` (rotation)."""
-    if not header or not header.startswith(PREFIX):
+    # a header is bytes on the wire; WSGI hands it over decoded as latin-1, so anything outside
+    # ASCII (which compare_digest refuses with a TypeError) is simply not a hex digest
+    if not header or not header.isascii() or not header.startswith(PREFIX):
         return False
     ok = False
     for secret in secrets:

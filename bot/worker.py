@@ -41,12 +41,26 @@ class Handlers(Protocol):
     def run(self, delivery_id: str, event: str, payload: dict[str, Any]) -> dict[str, Any]: ...
 
 
+def lock_key(repo: str, payload: dict[str, Any]) -> str:
+    """What a delivery's lock guards: its pull request or issue (`owner/name#N`), else the
+    repository's other deliveries (`owner/name#events`); never the repository's own lock,
+    which the git work takes inside."""
+    for holder in (payload.get("pull_request"), payload.get("issue"), payload):
+        number = holder.get("number") if isinstance(holder, dict) else None
+        if isinstance(number, int) and not isinstance(number, bool):
+            return f"{repo}#{number}"
+    return f"{repo}#events"
+
+
 def run_locked(locks: RepoLocks, handlers: Handlers, delivery_id: str, event: str,
                payload: dict[str, Any], repo: str | None) -> dict[str, Any]:
-    """Run the handlers of one delivery under its repository's lock (the one place it is taken)."""
+    """Run the handlers of one delivery under its pull request's lock (the one place it is
+    taken): one PR's deliveries one at a time, so no two race on its sticky comment. The git
+    work takes the repository's own lock inside (`workspace.GitWorkspace`), only while it
+    lasts, so no repository lock is held across paced GitHub writes."""
     lock: AbstractContextManager[None] = nullcontext()
-    if repo:  # one repository's deliveries one at a time: no racing sticky comments
-        lock = locks.hold(repo, timeout_s=LOCK_TIMEOUT_S)
+    if repo:
+        lock = locks.hold(lock_key(repo, payload), timeout_s=LOCK_TIMEOUT_S)
     with lock:
         result = handlers.run(delivery_id, event, payload)
     return result if isinstance(result, dict) else {"result": result}
@@ -141,7 +155,8 @@ class Worker:
 
     def _failed(self, row: Delivery, exc: Exception) -> None:
         error = f"{type(exc).__name__}: {exc}"[:4000]
-        if row.tries_left > 0:
+        # `permanent` (e.g. sandbox.LimitExceeded): the same input fails the same way again
+        if row.tries_left > 0 and not getattr(exc, "permanent", False):
             step = min(MAX_TRIES - row.tries_left - 1, len(self.retry_delays_s) - 1)
             delay = self.retry_delays_s[max(step, 0)]
             self.ledger.fail(row.id, self.owner, error, retry_at=time.time() + delay)
@@ -156,7 +171,14 @@ class Worker:
                       "GitHub redelivers it", row.id, row.event, row.attempts, error)
 
     def sweep(self) -> int:
-        """Queue again the rows a dead worker left (expired lease) or whose message was lost."""
+        """Queue again the rows a dead worker left (expired lease) or whose message was lost;
+        a row whose worker died during its last try is failed instead (a delivery that kills
+        its process is not run forever)."""
+        for delivery_id, event in self.ledger.fail_abandoned():
+            metrics.delivery(event, "failed")
+            log.error("delivery %s (%s): failed: its worker stopped during the last try "
+                      "(killed or crashed); it runs again when GitHub redelivers it",
+                      delivery_id, event)
         ids = self.ledger.stale(queued_grace_s=self.queued_grace_s)
         for delivery_id in ids:
             self.queue.enqueue(delivery_id)

@@ -18,7 +18,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -101,8 +101,12 @@ class GitWorkspace:
     """A bare clone of one repository under `cache_root`, and worktrees of PR heads beside it."""
 
     def __init__(self, cache_root: Path, full_name: str, clone_url: str,
-                 token: Callable[[], str | None] = lambda: None) -> None:
+                 token: Callable[[], str | None] = lambda: None,
+                 lock: Callable[[], AbstractContextManager[None]] = nullcontext) -> None:
         self.full_name = full_name
+        # the repository's lock, held while the cache or a worktree is in use (and only then)
+        self._lock = lock
+        self._held = 0
         self.clone_url = clone_url
         self.git_dir = cache_root / "git" / f"{full_name}.git"
         self.trees = cache_root / "worktrees" / full_name
@@ -179,10 +183,29 @@ class GitWorkspace:
             hint="the branch may have been force-pushed since the delivery; the next "
                  "synchronize delivery checks the new head")
 
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the repository's lock (re-entrant within this workspace): around any use of
+        the cache outside `checkout` and `changed_files`, which take it themselves."""
+        if self._held:
+            self._held += 1
+            try:
+                yield
+            finally:
+                self._held -= 1
+            return
+        with self._lock():
+            self._held = 1
+            try:
+                yield
+            finally:
+                self._held = 0
+
     def changed_files(self, pr: PullRequest) -> list[ChangedFile]:
         """The PR's files as GitHub counts them (merge base to head), without GitHub's 3000 cap."""
-        self.update(pr)
-        return diff_files(self.git_dir, pr.base_sha, pr.head_sha)
+        with self.held():
+            self.update(pr)
+            return diff_files(self.git_dir, pr.base_sha, pr.head_sha)
 
     def fetch_commit(self, sha: str) -> bool:
         """Make commit `sha` (a full id) of the repository present; False when it has none."""
@@ -191,7 +214,7 @@ class GitWorkspace:
         return self.fetch(self.clone_url, [sha]) and not self.missing([sha])
 
     def objects(self, pr: PullRequest) -> Path:
-        """The cache's git dir, holding the PR's base and head (call under the repo lock)."""
+        """The cache's git dir, holding the PR's base and head (call within `held()`)."""
         self.update(pr)
         return self.git_dir
 
@@ -200,7 +223,8 @@ class GitWorkspace:
         remote refuses (not a fast-forward, say) comes back `rejected`, not as an error."""
         env = auth_env(url, self._token(), self._host)
         try:
-            out = self.repo.git.push("--porcelain", "--no-verify", url, *refspecs, env=env)
+            with self.held():
+                out = self.repo.git.push("--porcelain", "--no-verify", url, *refspecs, env=env)
         except GitCommandError as exc:
             pushed = parse_push(str(exc.stdout or ""))
             if pushed:
@@ -213,7 +237,14 @@ class GitWorkspace:
 
     @contextmanager
     def checkout(self, pr: PullRequest) -> Iterator[Path]:
-        """A detached worktree at the PR head, removed afterwards (call under the repo lock)."""
+        """A detached worktree at the PR head, removed afterwards; the repository's lock is
+        held meanwhile."""
+        with self.held():
+            with self._checkout(pr) as path:
+                yield path
+
+    @contextmanager
+    def _checkout(self, pr: PullRequest) -> Iterator[Path]:
         self.update(pr)
         # Under the repository lock no other worker uses a worktree of this repository, so
         # anything left in trees/ is from a worker killed mid-delivery: clear it.
@@ -241,6 +272,10 @@ class LocalWorkspace:
     def __init__(self, repo: Path, scratch: Path) -> None:
         self.repo = repo
         self.scratch = scratch
+
+    def held(self) -> AbstractContextManager[None]:
+        """Nothing to lock: the scratch clones are this run's own."""
+        return nullcontext()
 
     def changed_files(self, pr: PullRequest) -> list[ChangedFile]:
         """The PR's files: merge base to head in the local checkout."""

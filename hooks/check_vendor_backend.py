@@ -21,6 +21,7 @@ from flagbot.hooks.backend.discover import (
     staged_paths,
     vendor_folders,
 )
+from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.folders import (
@@ -39,39 +40,62 @@ def backend_root(repo: Path, root: str | None) -> str:
     return configured_folder(repo, "backends", root, option="--root DIR")
 
 
-def flaggems_context(repo: Path, root: Path, package: str | None) -> FlagGemsContext | None:
-    """The FlagGems context: an explicit package dir, the config's, or the one above the root."""
-    if package is None:
+def flaggems_context(repo: Path, root: Path, package: str | None,
+                     config: RepoConfig | None = None) -> FlagGemsContext | None:
+    """The FlagGems context: an explicit package dir, the config's, or the one above the root
+    (`package`: relative to `repo`). With `config` given (the bot's case), the checkout's own
+    config file is never read and nothing outside `repo` is: the package must lie inside it,
+    and the search above the root stops at it."""
+    if package is None and config is not None:
+        configured = config["flaggems"].get("package_root")
+        package = configured if isinstance(configured, str) else None
+    elif package is None:
         package = flaggems_package_root(repo, option="--flaggems DIR or --no-context")
     if package is not None:
         pkg = (repo / package).resolve()
+        if config is not None and not pkg.is_relative_to(repo):
+            raise UsageError(f"{package}: not inside the repository ({repo})",
+                             hint="flaggems.package_root is a path relative to the repository")
         if vendors_file(pkg) is None:
             raise UsageError(f"{package}: not a flag_gems package (no runtime/common.py)",
                              hint="point --flaggems at src/flag_gems, or pass --no-context")
         return load_context(pkg, root)
-    found = find_package(root)
+    found = find_package(root, top=repo if config is not None else None)
     return load_context(found, root) if found is not None else None
 
 
 def check_backends(repo: Path, folders: list[str] | None = None, *, root: str | None = None,
-                   flaggems: str | None = None, context: bool = True, jobs: int = 1) -> list[Finding]:
+                   flaggems: str | None = None, context: bool = True, jobs: int = 1,
+                   config: RepoConfig | None = None) -> list[Finding]:
     """Findings for vendor `folders` (repo-relative; None = every `_<vendor>` under the root).
+
+    `config` (the bot passes the default branch's) replaces the checkout's own
+    `.github/flagbot.yml`, which is then never read: a pull request must not choose the rules
+    it is checked by; and no path is resolved outside `repo`.
 
     `jobs` > 1 checks vendors in forked worker processes (the CLI does; a threaded server
     calling this library should keep the default 1, since fork and threads do not mix).
     """
     repo = repo.resolve()
+    if root is None and config is not None:
+        root = config.backends
     root_path = (repo / backend_root(repo, root)).resolve()
+    if config is not None and not root_path.is_relative_to(repo):
+        raise UsageError(f"{root}: the backends folder is not inside the repository ({repo})")
     if folders is None:
         targets = vendor_folders(root_path)
     else:
         targets = [(repo / f).resolve() for f in folders]
+        outside = [f for f, t in zip(folders, targets, strict=False) if not t.is_relative_to(repo)]
+        if config is not None and outside:
+            raise UsageError(f"not inside the repository: {', '.join(outside)}")
         missing = [f for f, t in zip(folders, targets, strict=False) if not t.is_dir()]
         if missing:
             raise UsageError(f"no such vendor folder: {', '.join(missing)}",
                              hint=f"vendor folders live under {backend_root(repo, root)}/_<vendor>")
+
     def load() -> FlagGemsContext | None:
-        return flaggems_context(repo, root_path, flaggems) if context and targets else None
+        return flaggems_context(repo, root_path, flaggems, config) if context and targets else None
 
     if jobs > 1 and len(targets) >= 2 * jobs and runner.can_fork():
         return runner.run_parallel(repo, targets, load, jobs)

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import copy
 import re
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from flagbot.kernels.yamlload import safe_load_bounded
+
 CONFIG_PATH = ".github/flagbot.yml"
+MAX_CONFIG_BYTES = 256 * 1024
 
 # Where PyTorch keeps its third-party device integration code, and where FlagOS plugins keep
 # their registration glue: a PR touching these changes what PrivateUse1 vendors build on.
@@ -119,6 +123,18 @@ COLOR_RE = re.compile(r"^[0-9a-fA-F]{6}$")
 BACKEND_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = 60
+_SHORT.maxlevel, _SHORT.maxdict, _SHORT.maxlist = 2, 4, 4
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """`value` for an error message, cut short (a rejected value can be huge)."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - 3] + "..."
+    return _SHORT.repr(value)
+
+
 class ConfigError(Exception):
     """`.github/flagbot.yml` is unusable; `problems` lists every reason with its key."""
 
@@ -164,7 +180,7 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
 def validate_labels(labels: dict[str, Any]) -> list[str]:
     """Problems in `labels`: names, globs, the vendor pattern, colours GitHub accepts."""
     known = ("ci", "device", "needs_ok_to_test", "privateuse1", "vendor")
-    problems = [f"labels.{key}: unknown key (known: {', '.join(known)})"
+    problems = [f"labels.{shown(key)}: unknown key (known: {', '.join(known)})"
                 for key in labels if key not in known]
     pu1 = labels.get("privateuse1", {})
     if not isinstance(pu1, dict) or not isinstance(pu1.get("name"), str) or not pu1["name"].strip():
@@ -188,21 +204,35 @@ def validate_labels(labels: dict[str, Any]) -> list[str]:
             continue
         # GitHub takes a 6-digit hex colour without '#' and rejects anything else with a 422.
         if not isinstance(spec.get("color"), str) or not COLOR_RE.match(spec["color"]):
-            problems.append(f"labels.{kind}.color: must be 6 hex digits like 0e8a16, got {spec.get('color')!r}")
+            problems.append(f"labels.{kind}.color: must be 6 hex digits like 0e8a16, got "
+                            f"{shown(spec.get('color'))}")
         if not isinstance(spec.get("description", ""), str) or len(spec.get("description", "")) > 100:
             problems.append(f"labels.{kind}.description: must be a string of at most 100 characters")
     return problems
+
+
+def is_relative_folder(value: Any) -> bool:
+    """A non-empty path inside the repository: relative, no `..` part."""
+    return (isinstance(value, str) and bool(value) and not value.startswith(("/", "\\"))
+            and ".." not in re.split(r"[/\\]", value) and ":" not in value)
 
 
 def validate(raw: dict[str, Any]) -> list[str]:
     problems: list[str] = []
     for key in raw:
         if key not in DEFAULTS:
-            problems.append(f"{key}: unknown key (known: {', '.join(sorted(DEFAULTS))})")
+            problems.append(f"{shown(key)}: unknown key (known: {', '.join(sorted(DEFAULTS))})")
     for key in ("hardwares", "backends"):
         value = raw.get(key)
-        if not isinstance(value, str) or not value or value.startswith("/") or ".." in value.split("/"):
-            problems.append(f"{key}: must be a relative folder path, got {value!r}")
+        if not is_relative_folder(value):
+            problems.append(f"{key}: must be a relative folder path, got {shown(value)}")
+    flaggems = raw.get("flaggems")
+    package_root = flaggems.get("package_root") if isinstance(flaggems, dict) else None
+    if not isinstance(flaggems, dict):
+        problems.append("flaggems: must be a mapping (package_root)")
+    elif package_root is not None and not is_relative_folder(package_root):
+        problems.append("flaggems.package_root: must be a folder path inside the repository "
+                        f"(relative, no '..'), got {shown(package_root)}")
     labels = raw.get("labels")
     if not isinstance(labels, dict):
         problems.append("labels: must be a mapping")
@@ -221,17 +251,13 @@ def validate(raw: dict[str, Any]) -> list[str]:
         for name, spec in commands.items():
             perm = spec.get("permission") if isinstance(spec, dict) else spec
             if perm not in PERMISSIONS:
-                problems.append(f"commands.{name}.permission: must be one of {', '.join(PERMISSIONS)}")
-    flaggems = raw.get("flaggems")
-    if not isinstance(flaggems, dict):
-        problems.append("flaggems: must be a mapping (package_root)")
-    elif not isinstance(flaggems.get("package_root"), (str, type(None))):
-        problems.append(f"flaggems.package_root: must be a folder path, got "
-                        f"{flaggems.get('package_root')!r}")
+                problems.append(f"commands.{shown(name)}.permission: must be one of "
+                                f"{', '.join(PERMISSIONS)}")
     routing = raw.get("routing")
     names = routing.get("backends") if isinstance(routing, dict) else None
     if not isinstance(names, list) or not all(isinstance(n, str) and BACKEND_RE.match(n) for n in names):
-        problems.append(f"routing.backends: must be a list of backend names like my_npu, got {names!r}")
+        problems.append("routing.backends: must be a list of backend names like my_npu, got "
+                        f"{shown(names)}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")
@@ -240,16 +266,10 @@ def validate(raw: dict[str, Any]) -> list[str]:
     return problems
 
 
-def is_relative_folder(value: Any) -> bool:
-    """A folder path inside the repository: relative, no `..`, not empty."""
-    return isinstance(value, str) and bool(value.strip("/")) and not value.startswith("/") \
-        and ".." not in value.split("/") and "\\" not in value
-
-
 def validate_device(name: Any, dev: Any) -> list[str]:
     """Problems of one `devices:` entry."""
     if not isinstance(name, str) or not CHECK_DEVICE_RE.match(name):
-        return [f"devices.{name}: not a device name (letters, digits, `_.-`, at most 50)"]
+        return [f"devices.{shown(name)}: not a device name (letters, digits, `_.-`, at most 50)"]
     if not isinstance(dev, dict):
         return [f"devices.{name}: must be a mapping (runner, backend)"]
     problems = [f"devices.{name}.{key}: unknown key (known: backend, ops, runner, timeout_minutes)"
@@ -270,19 +290,19 @@ def validate_device(name: Any, dev: Any) -> list[str]:
 
 def _timeout_problems(key: str, value: Any) -> list[str]:
     if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_TIMEOUT_MINUTES:
-        return [f"{key}: must be whole minutes from 1 to {MAX_TIMEOUT_MINUTES}, got {value!r}"]
+        return [f"{key}: must be whole minutes from 1 to {MAX_TIMEOUT_MINUTES}, got {shown(value)}"]
     return []
 
 
 def validate_kernels(kernels: dict[str, Any]) -> list[str]:
     """Problems of the `kernels:` mapping."""
     known = sorted(DEFAULTS["kernels"])
-    problems = [f"kernels.{key}: unknown key (known: {', '.join(known)})"
+    problems = [f"kernels.{shown(key)}: unknown key (known: {', '.join(known)})"
                 for key in kernels if key not in known]
     for key in ("override_min_speedup", "new_op_min_fraction_of_native"):
         value = kernels.get(key)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-            problems.append(f"kernels.{key}: must be a positive number, got {value!r}")
+            problems.append(f"kernels.{key}: must be a positive number, got {shown(value)}")
     if kernels.get("trusted_permission") not in PERMISSIONS:
         problems.append(f"kernels.trusted_permission: must be one of {', '.join(PERMISSIONS)}")
     paths = kernels.get("paths")
@@ -298,10 +318,13 @@ def parse_config(text: str | None) -> RepoConfig:
     """Merge YAML `text` (None or empty = no file) over the defaults; raise ConfigError."""
     if not text or not text.strip():
         return RepoConfig()
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError([f"{CONFIG_PATH}: {len(text)} characters, over the "
+                           f"{MAX_CONFIG_BYTES}-character limit"])
     try:
-        loaded = yaml.safe_load(text)
+        loaded = safe_load_bounded(text)
     except yaml.YAMLError as exc:
-        raise ConfigError([f"{CONFIG_PATH}: not valid YAML: {exc}"]) from exc
+        raise ConfigError([f"{CONFIG_PATH}: not valid YAML: {shown(str(exc), 400)}"]) from exc
     if loaded is None:
         return RepoConfig()
     if not isinstance(loaded, dict):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,6 +40,14 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
         rel = os.path.relpath(build.path, repo)
         print(f"built {rel}: {build.base[:12]} + {build.commits} vendor commit(s), "
               f"HEAD {build.tip[:12]} on branch {build.device}")
+        if build.hand_edited:
+            files = sorted({m.split(": ", 1)[0] for m in build.hand_edited})
+            print(f"flagbot unpatch: warning: {build.device}'s stored patch was edited by hand: "
+                  f"its index lines disagree with what it applies for {', '.join(files)}; built "
+                  "as stored. `flagbot verify` reports it; `flagbot migrate` regenerates it "
+                  "canonically (keeping the old file for review)", file=sys.stderr)
+            for line in build.hand_edited:
+                print(f"  {line}", file=sys.stderr)
     print("next: cd into the build folder and run or test the vendor code there")
     return 0
 

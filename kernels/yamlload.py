@@ -20,6 +20,66 @@ from yaml.constructor import ConstructorError
 # libyaml's parser is several times faster than the pure-Python one; both give the same nodes.
 _BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+# Nodes of a document with every alias expanded. Aliases share one object when loaded, but
+# anything that walks the result (merging, validating, printing) sees them expanded: nine
+# anchors of nine aliases each (a few hundred bytes) are a billion nodes. Real files have a
+# few thousand.
+MAX_EXPANDED_NODES = 200_000
+
+
+class TooManyNodes(yaml.YAMLError):
+    """The document's aliases expand to more than MAX_EXPANDED_NODES nodes."""
+
+
+def expanded_size(root: yaml.Node, limit: int = MAX_EXPANDED_NODES) -> int:
+    """How many nodes `root` has with every alias expanded, counted up to just past `limit`
+    (each distinct node is visited once; a node inside itself counts once)."""
+    sizes: dict[int, int] = {}
+    busy: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        if isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        if not children_done:
+            busy.add(key)
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in sizes and id(c) not in busy)
+            continue
+        busy.discard(key)
+        sizes[key] = 1 + sum(sizes.get(id(c), 1) for c in children)
+        if sizes[key] > limit:
+            return sizes[key]
+    return sizes[id(root)]
+
+
+def single_node(loader: Any) -> Any:
+    """The loader's one document node, refused when its aliases expand past the limit."""
+    node = loader.get_single_node()
+    if node is not None and expanded_size(node) > MAX_EXPANDED_NODES:
+        raise TooManyNodes(f"aliases expand to more than {MAX_EXPANDED_NODES} nodes; "
+                           "write the values out instead of nesting aliases")
+    return node
+
+
+def safe_load_bounded(text: str) -> Any:
+    """`yaml.safe_load(text)`, refusing documents whose aliases expand past the limit
+    (TooManyNodes, a YAMLError); nesting too deep for the parser is a YAMLError too."""
+    loader = _BASE(text)
+    try:
+        node = single_node(loader)
+        return None if node is None else loader.construct_document(node)
+    except RecursionError:
+        raise yaml.YAMLError("nested too deeply to read") from None
+    finally:
+        loader.dispose()
 
 
 class YDict(dict[Any, Any]):
@@ -123,7 +183,10 @@ def load_yaml(text: str) -> Loaded:
     """Parse `text` (one document, as `safe_load` requires); never raises for bad input."""
     loader = _LineLoader(text)
     try:
-        data = loader.get_single_data()
+        node = single_node(loader)
+        data = None if node is None else loader.construct_document(node)
+    except RecursionError:
+        return Loaded(error=(1, "nested too deeply to read"))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         return Loaded(error=(mark.line + 1 if mark else 1, str(exc.problem or exc).strip()))

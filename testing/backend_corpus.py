@@ -58,6 +58,10 @@ def _build(case_dir: Path, dest: Path) -> tuple[str, str]:
     files = case_dir / "files"
     if files.is_dir():
         shutil.copytree(files, folder, dirs_exist_ok=True)
+    for rel, size in case.get("grow", {}).items():  # comment lines up to `size` bytes
+        path = folder / rel
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("# padding\n" * (max(int(size) - path.stat().st_size, 0) // 10 + 1))
     return root, folder.relative_to(dest).as_posix()
 
 

@@ -130,7 +130,9 @@ def big_pr_files(repo: EmuRepo, work: Path, total: int = 300) -> dict[str, str |
 
 def base_files() -> dict[str, str | bytes]:
     """The default branch of the e2e repository."""
-    return {"README.md": "FlagScale\n", "src/core.py": "x = 1\n", **clean_backend("_beta")}
+    # A_X100 and B_Y100 have folders already: the default branch knows them as devices
+    return {"README.md": "FlagScale\n", "src/core.py": "x = 1\n", **clean_backend("_beta"),
+            **{f"hardwares/{dev}/README.md": f"{dev}\n" for dev in ("A_X100", "B_Y100")}}
 
 
 @contextmanager

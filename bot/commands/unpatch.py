@@ -120,35 +120,36 @@ def run(cc: CommandContext, inv: Invocation) -> Outcome:
     assert config is not None  # the comment handler answers a broken config before commands run
     hw = config.hardwares
     pr = cc.pull()
-    git_dir = cc.ctx.workspace.objects(pr)
-    stored = stored_patches(git_dir, pr.head_sha, hw)
-    unknown = [d for d in devices if d not in stored.devices]
-    if unknown:
-        known = ", ".join(sorted(stored.devices)) or "none"
-        raise UsageError(f"no device {' '.join(unknown)} under {hw}/ at head {pr.head_sha[:12]}",
-                         hint=f"known devices: {known}")
-    scratch_root = git_dir / "flagbot-scratch"
-    scratch_root.mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=scratch_root) as tmp:
-        tree = Path(tmp) / "tree"
-        export(git_dir, stored, devices, hw, tree)
-        base, rels = resolve(tree, hw, devices, want)
-        if not git.has_object(git_dir, f"{base}^{{commit}}"):
-            raise UsageError(f"base commit {base[:12]} is not in {cc.ctx.full_name}",
-                             hint="push the upstream commit the patch was made on")
-        tips = []
-        for device, rel in zip(devices, rels, strict=True):
-            blob = stored.devices[device][base[:8]]
-            tips.append(build(git_dir, Path(tmp), (tree / rel).read_bytes(), blob, rel, base))
-    branches = [BRANCH.format(device=d, base8=base[:8]) for d in devices]
-    clone_url = str(cc.ctx.payload.get("repository", {}).get("clone_url") or "")
-    pushed = cc.ctx.workspace.push(clone_url, [f"+{tip}:refs/heads/{branch}"
-                                               for (tip, _), branch in zip(tips, branches, strict=True)])
-    outcomes = {p.ref.removeprefix("refs/heads/"): p.outcome for p in pushed}
-    return Outcome(True, answer(git_dir, pr.head_sha, base, rels, branches,
-                                [t for t, _ in tips], outcomes, clone_url),
-                   {"branches": branches, "reused": sum(1 for _, r in tips if r),
-                    "pushed": outcomes})
+    with cc.ctx.workspace.held():  # the cache is in use until the branches are pushed
+        git_dir = cc.ctx.workspace.objects(pr)
+        stored = stored_patches(git_dir, pr.head_sha, hw)
+        unknown = [d for d in devices if d not in stored.devices]
+        if unknown:
+            known = ", ".join(sorted(stored.devices)) or "none"
+            raise UsageError(f"no device {' '.join(unknown)} under {hw}/ at head {pr.head_sha[:12]}",
+                             hint=f"known devices: {known}")
+        scratch_root = git_dir / "flagbot-scratch"
+        scratch_root.mkdir(exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=scratch_root) as tmp:
+            tree = Path(tmp) / "tree"
+            export(git_dir, stored, devices, hw, tree)
+            base, rels = resolve(tree, hw, devices, want)
+            if not git.has_object(git_dir, f"{base}^{{commit}}"):
+                raise UsageError(f"base commit {base[:12]} is not in {cc.ctx.full_name}",
+                                 hint="push the upstream commit the patch was made on")
+            tips = []
+            for device, rel in zip(devices, rels, strict=True):
+                blob = stored.devices[device][base[:8]]
+                tips.append(build(git_dir, Path(tmp), (tree / rel).read_bytes(), blob, rel, base))
+        branches = [BRANCH.format(device=d, base8=base[:8]) for d in devices]
+        clone_url = str(cc.ctx.payload.get("repository", {}).get("clone_url") or "")
+        pushed = cc.ctx.workspace.push(clone_url, [f"+{tip}:refs/heads/{branch}"
+                                                   for (tip, _), branch in zip(tips, branches, strict=True)])
+        outcomes = {p.ref.removeprefix("refs/heads/"): p.outcome for p in pushed}
+        return Outcome(True, answer(git_dir, pr.head_sha, base, rels, branches,
+                                    [t for t, _ in tips], outcomes, clone_url),
+                       {"branches": branches, "reused": sum(1 for _, r in tips if r),
+                        "pushed": outcomes})
 
 
 def answer(git_dir: Path, head: str, base: str, rels: list[str], branches: list[str],

@@ -15,6 +15,7 @@ from flagbot.bot import repo_config
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github.app import GitHubApp
 from flagbot.bot.handlers import deadline, issue_comment, pull_request, workflow_run
+from flagbot.bot.locks import RepoLocks
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.feed import LabelLog
 from flagbot.bot.workspace import GitWorkspace
@@ -77,6 +78,7 @@ class BotHandlers:
     def __init__(self, settings: Settings, github: GitHubApp | None = None) -> None:
         self.settings = settings
         self.github = github or GitHubApp(settings)
+        self.locks = RepoLocks(settings)
         self._label_log: LabelLog | None = None
 
     @property
@@ -95,7 +97,8 @@ class BotHandlers:
     def run(self, delivery_id: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
         """Run every handler for the delivery to completion; raises on failure (the worker retries).
 
-        The caller holds the repository's lock (`worker.run_locked`).
+        The caller holds the pull request's lock (`worker.run_locked`); the git work takes
+        the repository's.
         """
         handler = handler_for(event)
         if handler is None or not isinstance(payload, dict) or not handler.wants(payload):
@@ -118,7 +121,8 @@ class BotHandlers:
         clone_url = str(field_of(payload, "repository", "clone_url"))
         client = self.github.repo_client(installation, full_name)
         workspace = GitWorkspace(self.settings.state_dir, full_name, clone_url,
-                                 token=lambda: self.github.installation_token(installation))
+                                 token=lambda: self.github.installation_token(installation),
+                                 lock=lambda: self.locks.hold(full_name))
         config, error = repo_config.load(client, default_branch)
         ctx = Context(self.settings, delivery_id, event, payload, full_name, default_branch,
                       client, workspace, config, error, label_log=self.label_log)

@@ -8,6 +8,7 @@ from pathlib import Path
 from flagbot.bot.github import ChangedFile
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.handlers.labels import vendor_of
+from flagbot.bot.handlers.markdown import code, plain
 from flagbot.hooks.check_vendor_backend import check_backends
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError
@@ -41,7 +42,8 @@ def run_checks(checkout: Path, config: RepoConfig, folders: list[str]) -> tuple[
     if not present:
         return [], []
     try:
-        return present, check_backends(checkout, present, root=config.backends)
+        # the default branch's config: the checkout's own .github/flagbot.yml is never read
+        return present, check_backends(checkout, present, config=config)
     except FlagbotError as exc:  # e.g. the backends root is misconfigured: say so on the PR
         return present, [Finding(present[0], 0, ERROR, "check-backend", str(exc))]
 
@@ -56,11 +58,11 @@ def result(folders: list[str], checked: list[str], findings: list[Finding]) -> C
              f"{len(warnings)} warning(s).", ""]
     for folder in folders:
         if folder not in checked:
-            lines.append(f"- `{folder}/`: removed by this pull request, not checked")
+            lines.append(f"- {code(folder + '/')}: removed by this pull request, not checked")
             continue
         n = sum(1 for f in errors if f.path.startswith(folder + "/") or f.path == folder)
-        lines.append(f"- `{folder}/`: {'ok' if not n else f'{n} error(s)'}")
+        lines.append(f"- {code(folder + '/')}: {'ok' if not n else f'{n} error(s)'}")
     if errors:
-        lines += ["", "Reproduce locally: `flagbot check-backend " + " ".join(checked) + "`."]
-    text = "\n".join(f"- {f.render()}" for f in sorted(findings))
+        lines += ["", "Reproduce locally: " + code("flagbot check-backend " + " ".join(checked)) + "."]
+    text = "\n".join(f"- {plain(f.render())}" for f in sorted(findings))
     return CheckResult(NAME, "failure" if errors else "success", title, "\n".join(lines), text, findings)

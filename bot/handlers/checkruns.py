@@ -20,6 +20,10 @@ from flagbot.hooks.findings import ERROR, WARNING, Finding
 
 # "The Checks API limits the number of annotations to a maximum of 50 per API request."
 MAX_ANNOTATIONS_PER_REQUEST = 50
+# Annotations written per check run by default (Settings.max_annotations): a file with thousands
+# of findings would otherwise take a paced write per 50 of them; the rest are counted in the
+# summary and listed in the text.
+MAX_ANNOTATIONS = 100
 # output.summary and output.text are limited to 65535 characters each.
 MAX_OUTPUT_CHARS = 65535
 DIGEST_PREFIX = "flagbot1:"
@@ -79,15 +83,22 @@ def batches(items: Sequence[dict[str, Any]], size: int = MAX_ANNOTATIONS_PER_REQ
     return [list(items[i : i + size]) for i in range(0, len(items), size)] or [[]]
 
 
-def publish(client: GitHubClient, head_sha: str, result: CheckResult) -> str:
-    """Write `result` as the check run `result.name` on `head_sha`; returns what was done."""
+def publish(client: GitHubClient, head_sha: str, result: CheckResult,
+            max_annotations: int = MAX_ANNOTATIONS) -> str:
+    """Write `result` as the check run `result.name` on `head_sha`, annotating its first
+    `max_annotations` findings (the summary counts the rest); returns what was done."""
     ext = digest(result)
     runs = client.check_runs(head_sha, result.name)
     latest: CheckRunRef | None = max(runs, key=lambda r: r.id) if runs else None
     if latest is not None and latest.status == "completed" and latest.external_id == ext:
         return "unchanged"
-    chunks = batches([annotation(f) for f in sorted(result.findings)])
-    base: dict[str, Any] = {"title": result.title, "summary": clip(result.summary)}
+    findings = sorted(result.findings)
+    chunks = batches([annotation(f) for f in findings[:max(max_annotations, 0)]])
+    summary = result.summary
+    if len(findings) > max_annotations:
+        summary += (f"\n\n{len(findings) - max_annotations} more finding(s) are not annotated "
+                    f"(at most {max_annotations} per check run); the details list them all.")
+    base: dict[str, Any] = {"title": result.title, "summary": clip(summary)}
     if result.text:
         base["text"] = clip(result.text)
     first = {

@@ -6,15 +6,28 @@ host), so any worker can tell them from labels people added; only bot-added labe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import logging
+import re
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from github import GithubException
 
 from flagbot.bot.github import ChangedFile, GitHubClient, Label
 from flagbot.bot.globs import compile_globs, matching_glob
+from flagbot.bot.handlers.markdown import code
 from flagbot.hooks.config import RepoConfig
+from flagbot.hooks.findings import WARNING, Finding
+from flagbot.hooks.patches.devices import DEVICE_RE
 
+log = logging.getLogger(__name__)
+
+# GitHub refuses a label name longer than this (422).
+MAX_LABEL_NAME = 50
+# `vendor: <DEV>` labels one pull request may get (Settings.max_vendor_labels): labels are
+# permanent repository state, so a PR adding dozens of folders must not create dozens.
+MAX_VENDOR_LABELS = 10
+BACKEND_FOLDER_RE = re.compile(r"_[a-z][a-z0-9_]*")
 # Not a vendor: `_template` is the folder vendors copy to start their own backend folder.
 TEMPLATE_BACKEND = "_template"
 EXAMPLES_SHOWN = 3
@@ -65,8 +78,31 @@ def touched_paths(files: Iterable[ChangedFile]) -> list[str]:
     return paths
 
 
-def plan_labels(config: RepoConfig, paths: Sequence[str]) -> dict[str, WantedLabel]:
-    """The labels the PR should carry, keyed by name, each with its reason and files."""
+def unusable(device: str, folder: str, name: str, known: Collection[str] | None) -> str | None:
+    """Why the folder's device cannot be a `vendor:` label (None: it can). `known`: the
+    configured and stored devices (None: any well-formed one)."""
+    is_backend = folder.rsplit("/", 1)[-1].startswith("_")
+    if is_backend and not BACKEND_FOLDER_RE.fullmatch("_" + device):
+        return "not a vendor folder name like `_acme` (lower case, digits, `_`)"
+    if not is_backend and not DEVICE_RE.fullmatch(device):
+        return "not a device name like A_X100"
+    if len(name) > MAX_LABEL_NAME:
+        return f"its label would be {len(name)} characters, over GitHub's {MAX_LABEL_NAME}"
+    if known is not None and device not in known:
+        return ("not a device the default branch knows (its `devices:` in "
+                ".github/flagbot.yml, or a folder it already has)")
+    return None
+
+
+def plan_labels(config: RepoConfig, paths: Sequence[str], *,
+                known: Collection[str] | None = None, max_vendor: int = MAX_VENDOR_LABELS,
+                skipped: list[Finding] | None = None) -> dict[str, WantedLabel]:
+    """The labels the PR should carry, keyed by name, each with its reason and files.
+
+    A vendor folder becomes a `vendor:` label only when its name is well-formed, its label
+    fits GitHub's limit, it is `known` (when given), and fewer than `max_vendor` came before;
+    each folder refused is appended to `skipped` as a warning on the folder.
+    """
     pu1 = config["labels"]["privateuse1"]
     vendor = config["labels"]["vendor"]
     globs = compile_globs(tuple(pu1["paths"]))
@@ -85,13 +121,23 @@ def plan_labels(config: RepoConfig, paths: Sequence[str]) -> dict[str, WantedLab
     wanted: dict[str, WantedLabel] = {}
     if pu1_files:
         label = Label(pu1["name"], pu1.get("color", "5319e7"), pu1.get("description", ""))
-        reason = "matches " + ", ".join(f"`{g}`" for g in pu1_globs)
+        reason = "matches " + ", ".join(code(g) for g in pu1_globs)
         wanted[label.name] = WantedLabel(label, reason, tuple(pu1_files))
+    given = 0
     for device, (folder, files) in sorted(devices.items()):
         name = vendor["pattern"].replace("{device}", device)
-        label = Label(name, vendor.get("color", "0e8a16"),
-                      str(vendor.get("description", "")).replace("{device}", device))
-        wanted[name] = WantedLabel(label, f"touches `{folder}/`", tuple(files))
+        why = unusable(device, folder, name, known)
+        if why is None and given >= max_vendor:
+            why = f"this pull request has {max_vendor} vendor labels already (the most it gets)"
+        if why is not None:
+            if skipped is not None:
+                skipped.append(Finding(folder, 0, WARNING, "vendor-label",
+                                       f"no `vendor:` label for this folder: {why}"))
+            continue
+        given += 1
+        description = str(vendor.get("description", "")).replace("{device}", device)[:100]
+        label = Label(name, vendor.get("color", "0e8a16"), description)
+        wanted[name] = WantedLabel(label, f"touches {code(folder + '/')}", tuple(files))
     return wanted
 
 
@@ -118,22 +164,40 @@ def remove_stale(client: GitHubClient, number: int, change: LabelChange) -> None
 
 def add_wanted(client: GitHubClient, number: int, change: LabelChange) -> None:
     """Create missing repository labels (colour, description), then add them to the PR."""
+    refused: set[str] = set()
     for label in change.to_create:
         try:
             client.create_label(label)
         except GithubException as exc:
-            # 422 already_exists: another worker created it a moment ago; that is what we wanted.
             if exc.status != 422:
                 raise
-    if change.to_add:
-        client.add_labels(number, change.to_add)
+            # already_exists: another worker created it a moment ago, which is what we wanted;
+            # any other 422 (a name GitHub refuses) drops that label, not the rest
+            if "already_exists" not in str(exc.data):
+                log.warning("label %r refused by GitHub: %s", label.name, exc.data)
+                refused.add(label.name)
+    names = [n for n in change.to_add if n not in refused]
+    if not names:
+        return
+    try:
+        client.add_labels(number, names)
+    except GithubException as exc:
+        if exc.status != 422:
+            raise
+        for name in names:  # one at a time: a refused name must not cost the others
+            try:
+                client.add_labels(number, [name])
+            except GithubException as one:
+                if one.status != 422:
+                    raise
+                log.warning("label %r refused by GitHub: %s", name, one.data)
 
 
 def describe(wanted: dict[str, WantedLabel]) -> list[str]:
     """Summary lines: each label, why, and a few of its files."""
     lines = []
     for name, w in wanted.items():
-        shown = ", ".join(f"`{p}`" for p in w.files[:EXAMPLES_SHOWN])
+        shown = ", ".join(code(p) for p in w.files[:EXAMPLES_SHOWN])
         more = f" and {len(w.files) - EXAMPLES_SHOWN} more" if len(w.files) > EXAMPLES_SHOWN else ""
-        lines.append(f"- **{name}**: {w.reason} ({shown}{more})")
+        lines.append(f"- **{code(name)}**: {w.reason} ({shown}{more})")
     return lines

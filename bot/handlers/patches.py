@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flagbot.bot.github import ChangedFile
 from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.handlers.markdown import code, plain
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError
 from flagbot.hooks.findings import ERROR, WARNING, Finding
@@ -70,15 +71,15 @@ def result(config: RepoConfig, patches: list[str], findings: list[Finding]) -> C
     lines = [f"Checked {len(patches)} patch(es) and `{config.hardwares}/hetero.txt`: "
              f"{len(errors)} error(s), {len(warnings)} warning(s)."]
     if patches:
-        lines += [""] + [f"- `{p}`: {'fails' if p in bad else 'ok'}" for p in patches]
+        lines += [""] + [f"- {code(p)}: {'fails' if p in bad else 'ok'}" for p in patches]
     if errors:
         commands = []
         if set(bad) & set(patches):
-            commands.append("`flagbot verify " + " ".join(p for p in patches if p in bad) + "`")
+            commands.append(code("flagbot verify " + " ".join(p for p in patches if p in bad)))
         if any(p.endswith("/hetero.txt") for p in bad):
             commands.append("`flagbot hetero check`")
         lines += ["", "Reproduce locally: " + " and ".join(commands or ["`flagbot verify`"]) +
                   "; regenerate a patch with `flagbot patch --device-type DEV --base-commit-id "
                   "BASE` and push it."]
-    text = "\n".join(f"- {f.render()}" for f in sorted(findings))
+    text = "\n".join(f"- {plain(f.render())}" for f in sorted(findings))
     return CheckResult(NAME, "failure" if errors else "success", title, "\n".join(lines), text, findings)

@@ -5,9 +5,10 @@ Every step is find-then-update, so running a delivery twice writes nothing the s
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-from flagbot.bot import regenerate
+from flagbot.bot import regenerate, sandbox
 from flagbot.bot.commands.text import code_block
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
@@ -15,7 +16,10 @@ from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment
 from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.handlers.markdown import plain
+from flagbot.hooks import git as plumbing
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
+from flagbot.hooks.findings import Finding
 
 ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed")
 # GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).
@@ -34,7 +38,7 @@ def wants(payload: dict[str, Any]) -> bool:
 
 def config_failure(name: str, problems: list[str]) -> CheckResult:
     """A failed check run that names every bad key of the configuration."""
-    text = "\n".join(f"- {p}" for p in problems)
+    text = "\n".join(f"- {plain(p)}" for p in problems)
     return CheckResult(name, "failure", f"invalid {CONFIG_PATH}",
                        f"`{CONFIG_PATH}` on the default branch has {len(problems)} problem(s); "
                        f"nothing was checked until it is fixed:\n\n{text}")
@@ -56,7 +60,7 @@ def handle(ctx: Context) -> dict[str, Any]:
     if ctx.config is None:
         problems = ctx.config_error.problems if ctx.config_error else ["unreadable"]
         results = [config_failure(patches.NAME, problems), config_failure(backends.NAME, problems)]
-        done = {r.name: checkruns.publish(client, pr.head_sha, r) for r in results}
+        done = publish_all(ctx, pr, results)
         body = summary.render(summary.Summary(pr.head_sha, config_problems=problems,
                                               default_branch=ctx.default_branch), meta)
         done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
@@ -74,16 +78,20 @@ def handle(ctx: Context) -> dict[str, Any]:
     if regen.outcome == "pushed":  # the new head's synchronize delivery does the rest
         return {"regenerated": regen.outcome, "commit": regen.commit, "conclusions": {},
                 "writes": {}}
-    wanted = labels.plan_labels(ctx.config, labels.touched_paths(files))
+    paths = labels.touched_paths(files)
+    label_findings: list[Finding] = []
+    wanted = labels.plan_labels(ctx.config, paths, known=known_devices(ctx, pr, paths),
+                                max_vendor=ctx.settings.max_vendor_labels, skipped=label_findings)
     change = plan_labels(ctx, pr, wanted, existing)
     # Order matters for crash safety, since the comment is where "the bot added this" lives:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
     labels.remove_stale(client, pr.number, change)
     # Device runs first: a runner's minutes dwarf the checks below, so they start soonest.
     kernels = device_runs.for_pull(ctx, pr, files, meta)
-    results = [fold_into_check(regen, r) if r.name == patches.NAME else r
+    results = [with_label_findings(ctx.config, fold_into_check(regen, r)
+                                   if r.name == patches.NAME else r, label_findings)
                for r in run_checks(ctx, pr, ctx.config, files)]
-    done = {r.name: checkruns.publish(client, pr.head_sha, r) for r in results}
+    done = publish_all(ctx, pr, results)
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
     report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
                              default_branch=ctx.default_branch,
@@ -100,6 +108,55 @@ def handle(ctx: Context) -> dict[str, Any]:
             "feed_labels": recorded, "labels_added": list(change.to_add),
             "labels_removed": list(change.to_remove),
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
+
+
+def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str]:
+    """Devices that may become labels: configured under `devices:`, or with a folder under
+    hardwares/ or a `_<vendor>` backend folder on the base already (read from git, only when
+    the PR touches a vendor folder at all)."""
+    assert ctx.config is not None
+    known = {str(name) for name in ctx.config["devices"]}
+    if not any(labels.vendor_of(p, ctx.config) for p in paths):
+        return known
+    with ctx.workspace.held():
+        git_dir = ctx.workspace.objects(pr)
+        for root in (ctx.config.hardwares, ctx.config.backends):
+            listed = plumbing.run(["ls-tree", "-z", "-d", "--name-only",
+                                   f"{pr.base_sha}:{root.strip('/')}"], cwd=git_dir, check=False)
+            if listed.returncode == 0:
+                names = listed.stdout.decode("utf-8", "replace").split("\0")
+                known |= {n.removeprefix("_") if root == ctx.config.backends else n
+                          for n in names if n}
+    return known
+
+
+def with_label_findings(config: RepoConfig, result: CheckResult,
+                        found: list[Finding]) -> CheckResult:
+    """`result` with the warnings about vendor folders under its own root (hardwares/ for the
+    patches check, the backends folder for the backends check)."""
+    root = config.hardwares if result.name == patches.NAME else config.backends
+    mine = [f for f in found if f.path.startswith(root.rstrip("/") + "/")]
+    if not mine or result.name not in (patches.NAME, backends.NAME):
+        return result
+    text = "\n".join(filter(None, [result.text, *(f"- {plain(f.render())}" for f in mine)]))
+    return CheckResult(result.name, result.conclusion, result.title, result.summary, text,
+                       [*result.findings, *mine])
+
+
+def publish_all(ctx: Context, pr: PullRequest, results: list[CheckResult]) -> dict[str, Any]:
+    """Write every check run; one that fails does not keep the others from being written
+    (the first error is raised after all were tried, so the delivery is retried)."""
+    done: dict[str, Any] = {}
+    errors: list[Exception] = []
+    for r in results:
+        try:
+            done[r.name] = checkruns.publish(ctx.client, pr.head_sha, r, ctx.settings.max_annotations)
+        except Exception as exc:  # the other check runs are still written
+            done[r.name] = f"failed: {type(exc).__name__}"
+            errors.append(exc)
+    if errors:
+        raise errors[0]
+    return done
 
 
 def plan_labels(ctx: Context, pr: PullRequest, wanted: dict[str, labels.WantedLabel],
@@ -121,16 +178,27 @@ def run_checks(ctx: Context, pr: PullRequest, config: RepoConfig,
     if not check_patches and not folders:
         return [patches.nothing_to_check(), backends.nothing_to_check()]
     with ctx.workspace.checkout(pr) as tree:
-        p_result = (patches.result(config, patch_list, patches.run_checks(tree, config, patch_list))
-                    if check_patches else patches.nothing_to_check())
-        if folders:
-            checked, findings = backends.run_checks(tree, config, folders)
-            b_result = backends.result(folders, checked, findings)
-        else:
-            b_result = backends.nothing_to_check()
+        # the PR's files are parsed in a child process with memory and time limits
+        patch_findings, backend_findings = sandbox.run_limited(
+            check_tree, tree, config, patch_list if check_patches else None, folders,
+            memory_mb=ctx.settings.check_memory_mb, timeout_s=ctx.settings.check_timeout_s,
+            what=f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}")
+    p_result = (patches.result(config, patch_list, patch_findings)
+                if patch_findings is not None else patches.nothing_to_check())
+    if backend_findings is not None:
+        b_result = backends.result(folders, *backend_findings)
+    else:
+        b_result = backends.nothing_to_check()
     return [p_result, b_result]
 
 
+def check_tree(tree: Path, config: RepoConfig, patch_list: list[str] | None,
+               folders: list[str]) -> tuple[list[Finding] | None, tuple[list[str], list[Finding]] | None]:
+    """Both checkers on a checkout (what runs in the limited child): the patches' findings
+    (None: not checked) and the backends' (checked folders, findings; None: not checked)."""
+    patch_findings = patches.run_checks(tree, config, patch_list) if patch_list is not None else None
+    backend_findings = backends.run_checks(tree, config, folders) if folders else None
+    return patch_findings, backend_findings
 def fold_into_check(regen: regenerate.Regen, result: CheckResult) -> CheckResult:
     """The `flagbot / patches` result with a failed regeneration made part of it."""
     if regen.outcome not in ("failed", "rejected"):

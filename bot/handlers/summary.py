@@ -14,6 +14,7 @@ from typing import Any
 
 from flagbot.bot.github import Comment, GitHubClient
 from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.handlers.markdown import code, plain
 
 MARKER = "<!-- flagbot:summary"
 KERNELS_BEGIN = "<!-- flagbot:kernels -->"
@@ -72,7 +73,7 @@ def render(summary: Summary, meta: dict[str, Any]) -> str:
     if summary.config_problems:
         lines += [f"**`.github/flagbot.yml` on `{summary.default_branch}` has errors**, so "
                   "flagbot checked nothing and changed no labels:", ""]
-        lines += [f"- {p}" for p in summary.config_problems]
+        lines += [f"- {plain(p)}" for p in summary.config_problems]
         lines += ["", "**Next steps**: fix the file on the default branch (try it first with "
                   "`flagbot replay PAYLOAD.json --event pull_request --repo . --dry-run`), "
                   "then push to this pull request to re-run the checks."]
@@ -80,7 +81,7 @@ def render(summary: Summary, meta: dict[str, Any]) -> str:
     lines.append("**Labels**")
     lines += summary.label_lines or ["- none: this pull request touches no PrivateUse1 or vendor paths"]
     if summary.removed:
-        lines.append("- removed " + ", ".join(f"`{n}`" for n in summary.removed)
+        lines.append("- removed " + ", ".join(code(n) for n in summary.removed)
                      + ": their paths are no longer in this pull request")
     if summary.patch_lines:
         lines += ["", "**Patch regeneration**", *summary.patch_lines]

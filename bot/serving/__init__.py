@@ -11,6 +11,9 @@ changes close the gap, and live here so the rest of bot/ never has to know about
 - `gunicorn_worker.py`: a gunicorn worker class that keeps a kept-alive connection with its thread
   and sends a response in one write (gthread's hand-back and split writes took ~45 % of a
   worker's busy time in a profile; burst 561 -> ~800/s with everything else equal).
+- `reception.py`: the other side of the keep-alive worker: requests are gathered in its main
+  loop and a thread takes a connection only once its request is complete, so slow clients
+  (slow-loris) hold no thread; their deadlines and caps are settings (docs/bot.md, "Limits").
 - `heap.py`: `gc.freeze()` after start-up. A full garbage collection walks every start-up object
   of Flask, Huey, PyGithub and prometheus_client; with the collector off p99 fell from 35 to
   4.7 ms in the same setting.

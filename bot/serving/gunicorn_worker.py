@@ -6,9 +6,14 @@ line with headers and the body in separate system calls; in a profile on a 2-cor
 two took ~45 % of a worker's busy time (~26 % and ~20 %). Here a thread serves one
 connection's requests one after another, and a response leaves in one write.
 
-Threads are `--threads`; accepted connections wait for a free thread. A thread gives its
+Threads are `--threads`. A thread gets a connection only once its request has arrived in full
+(`serving/reception.py` gathers arriving requests in the main loop, so slow clients hold no
+thread); connections with a complete request wait for a free thread. A thread gives its
 connection up when it has been idle for the keep-alive timeout, as soon as it is idle while
-other connections wait for a thread, and after the current response when the worker stops.
+other connections wait for a thread, and after the current response when the worker stops; a
+next request that does not arrive in one piece goes back to the reception. Every blocking read
+or write on a served connection is bounded by the request timeout. (Over TLS, which is best
+ended in a proxy in front, the thread reads the request itself, within those timeouts.)
 Built on gunicorn's public worker pieces (`base.Worker`, the HTTP/1 parser, `wsgi.create`),
 as its `sync` worker is; HTTP/2 is not offered (GitHub delivers webhooks over HTTP/1.1).
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 import errno
 import os
 import select
+import selectors
 import socket
 import ssl
 import sys
@@ -33,8 +39,22 @@ from gunicorn.http import wsgi
 from gunicorn.workers import base
 
 from flagbot.bot.serving.heap import settle_heap
+from flagbot.bot.serving.reception import (
+    HEAD_TOO_LARGE,
+    HEAD_TOO_LARGE_REPLY,
+    PARTIAL,
+    STREAMED,
+    TIMEOUT_REPLY,
+    Limits,
+    Reception,
+    read_ready,
+    refuse,
+    request_state,
+)
+from flagbot.bot.settings import Settings
 
-FIRST_REQUEST_WAIT_S = 5.0  # a new connection's first request (gthread waits as long)
+FIRST_REQUEST_WAIT_S = 5.0  # a new TLS connection's first request (gthread waits as long)
+DRAIN_S = 1.0  # an unread rest of a request body is discarded within this, else the connection closes
 IDLE_SLICE_S = 0.02  # how often an idle held connection looks for connections waiting
 FLUSH_AT = 64 * 1024  # a streamed response leaves in pieces of about this size
 
@@ -88,6 +108,8 @@ class Connection:
         self.addr = addr
         self.server = server
         self.parser: Any = None
+        self.buf = bytearray()  # bytes of the next request(s) not yet given to the parser
+        self.streamed = False  # handed over before its body arrived: closed after the response
 
     def buffered(self) -> bool:
         """Whether bytes of a next request are already read (pipelining) or decrypted (TLS),
@@ -113,6 +135,11 @@ class KeepAliveWorker(base.Worker):  # type: ignore[misc]
 
     def run(self) -> None:
         settle_heap()  # the app is loaded now
+        self.limits = Limits.from_settings(Settings.from_env())
+        self.reception = Reception(self.limits)
+        self.returned: deque[Connection] = deque()  # threads hand partial requests back here
+        selector = selectors.DefaultSelector()
+        selector.register(self.PIPE[0], selectors.EVENT_READ, None)
         for listener in self.sockets:
             listener.setblocking(False)
         names = {listener: listener.getsockname() for listener in self.sockets}
@@ -120,26 +147,47 @@ class KeepAliveWorker(base.Worker):  # type: ignore[misc]
                                     name=f"flagbot-http-{n}") for n in range(self.cfg.threads)]
         for thread in threads:
             thread.start()
+        accepting = False
         while self.alive:
             self.notify()
+            self.adopt_returned(selector)
             full = len(self.waiting) >= self.cfg.worker_connections
-            watch = [self.PIPE[0]] if full else [self.PIPE[0], *self.sockets]
+            if accepting == full:  # stop watching the listeners while too many wait for threads
+                for listener in self.sockets:
+                    if full:
+                        selector.unregister(listener)
+                    else:
+                        selector.register(listener, selectors.EVENT_READ, names[listener])
+                accepting = not full
+            wait = 0.05 if full else 1.0
+            deadline = self.reception.next_deadline()
+            if deadline is not None:
+                wait = min(wait, max(deadline - time.monotonic(), 0.0) + 0.01)
             try:
-                ready, _, _ = select.select(watch, [], [], 0.05 if full else 1.0)
+                events = selector.select(wait)
             except OSError as exc:
                 if exc.errno != errno.EINTR:
                     raise
-                ready = []
-            for fd in ready:
-                if fd is self.PIPE[0]:
-                    os.read(self.PIPE[0], 4096)
+                events = []
+            for key, _ in events:
+                if key.fileobj == self.PIPE[0]:
+                    try:
+                        os.read(self.PIPE[0], 4096)
+                    except BlockingIOError:
+                        pass
+                elif key.data is None:
+                    self.receive(selector, key.fd)
                 else:
-                    self.accept_all(fd, names[fd])
+                    self.accept_all(selector, key.fileobj, key.data)  # type: ignore[arg-type]
+            self.expire(selector)
             if self.ppid != os.getppid():
                 self.log.info("Parent changed, shutting down: %s", self)
                 self.alive = False
         for listener in self.sockets:
             listener.close()
+        for arrival in list(self.reception.arrivals.values()):
+            self.reception.drop(arrival)
+            util.close(arrival.conn.sock)
         with self.ready:
             self.ready.notify_all()
         deadline = time.monotonic() + self.cfg.graceful_timeout
@@ -148,8 +196,9 @@ class KeepAliveWorker(base.Worker):  # type: ignore[misc]
                 self.notify()
                 thread.join(min(1.0, max(deadline - time.monotonic(), 0.0)))
 
-    def accept_all(self, listener: socket.socket, server: Any) -> None:
-        """Accept every connection the listener has, up to `worker_connections` waiting."""
+    def accept_all(self, selector: selectors.BaseSelector, listener: socket.socket,
+                   server: Any) -> None:
+        """Accept every connection the listener has; each request starts in the reception."""
         while len(self.waiting) < self.cfg.worker_connections:
             try:
                 client, addr = listener.accept()
@@ -157,11 +206,81 @@ class KeepAliveWorker(base.Worker):  # type: ignore[misc]
                 if exc.errno in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
                     return
                 raise
-            client.setblocking(True)
             util.close_on_exec(client)
-            with self.ready:
-                self.waiting.append(Connection(client, addr, server))
-                self.ready.notify()
+            conn = Connection(client, addr, server)
+            if self.cfg.is_ssl:  # the TLS handshake and the request are read by the thread
+                client.settimeout(self.limits.request_timeout_s)
+                self.hand_over(conn)
+                continue
+            client.setblocking(False)
+            self.start_arrival(selector, conn)
+
+    def start_arrival(self, selector: selectors.BaseSelector, conn: Connection) -> None:
+        """Gather `conn`'s next request in the reception (oldest arrivals closed for room)."""
+        buf, conn.buf = conn.buf, bytearray()
+        for evicted in self.reception.add(conn, buf, time.monotonic()):
+            self.log.debug("closed a slow connection from %s to make room", evicted.conn.addr)
+            self.unwatch(selector, evicted.conn)
+        selector.register(conn.sock, selectors.EVENT_READ, None)
+
+    def unwatch(self, selector: selectors.BaseSelector, conn: Connection) -> None:
+        try:
+            selector.unregister(conn.sock)
+        except (KeyError, ValueError):
+            pass
+
+    def receive(self, selector: selectors.BaseSelector, fd: int) -> None:
+        """Read what arrived for a request; a complete one goes to the threads."""
+        if fd not in self.reception.arrivals:
+            return
+        arrival, state, evicted = self.reception.receive(fd)
+        for other in evicted:
+            self.unwatch(selector, other.conn)
+        if state == PARTIAL:
+            return
+        self.reception.drop(arrival)
+        self.unwatch(selector, arrival.conn)
+        conn = arrival.conn
+        if state is None:  # the client went away
+            util.close(conn.sock)
+        elif state == HEAD_TOO_LARGE:
+            refuse(conn.sock, HEAD_TOO_LARGE_REPLY)
+        else:
+            conn.buf, conn.streamed = arrival.buf, state == STREAMED
+            conn.sock.settimeout(self.limits.request_timeout_s)
+            self.hand_over(conn)
+
+    def expire(self, selector: selectors.BaseSelector) -> None:
+        """Close, with a 408, the arrivals that missed a deadline."""
+        for arrival in self.reception.expired(time.monotonic()):
+            self.reception.drop(arrival)
+            self.unwatch(selector, arrival.conn)
+            refuse(arrival.conn.sock, TIMEOUT_REPLY)
+
+    def hand_over(self, conn: Connection) -> None:
+        """Queue `conn` (its request complete) for a serving thread."""
+        with self.ready:
+            self.waiting.append(conn)
+            self.ready.notify()
+
+    def adopt_returned(self, selector: selectors.BaseSelector) -> None:
+        """Take back the connections whose next request a thread found incomplete."""
+        while self.returned:
+            conn = self.returned.popleft()
+            try:
+                conn.sock.setblocking(False)
+            except OSError:
+                util.close(conn.sock)
+                continue
+            self.start_arrival(selector, conn)
+
+    def give_back(self, conn: Connection) -> None:
+        """From a thread: let the reception gather the rest of `conn`'s next request."""
+        self.returned.append(conn)
+        try:
+            os.write(self.PIPE[1], b".")
+        except OSError:
+            pass  # the pipe is full: the main loop is awake anyway
 
     # serving threads
 
@@ -191,25 +310,63 @@ class KeepAliveWorker(base.Worker):  # type: ignore[misc]
             if readable:
                 return True
 
+    def next_request(self, conn: Connection, first: bool) -> Any:
+        """The connection's next request, once all of it has arrived; None: close the
+        connection; False: it went back to the reception to arrive in full."""
+        if self.cfg.is_ssl:  # read by the parser itself, within the socket's timeout
+            if not self.wait_for_request(conn, first):
+                return None
+            return next(conn.parser)
+        conn.buf += conn.parser.unreader.take_buffered()  # pipelined bytes read with the last one
+        state = request_state(conn.buf, self.limits.max_body_bytes) if conn.buf else PARTIAL
+        if state == PARTIAL:
+            if not conn.buf and not self.wait_for_request(conn, first):
+                return None
+            conn.sock.setblocking(False)
+            try:
+                alive = read_ready(conn.sock, conn.buf, self.limits.max_body_bytes)
+            finally:
+                conn.sock.settimeout(self.limits.request_timeout_s)
+            if not alive:
+                return None
+            state = request_state(conn.buf, self.limits.max_body_bytes)
+            if state == PARTIAL:
+                self.give_back(conn)
+                return False
+        if state == HEAD_TOO_LARGE:
+            conn.sock.sendall(HEAD_TOO_LARGE_REPLY)
+            return None
+        conn.streamed = conn.streamed or state == STREAMED
+        conn.parser.unreader.unread(bytes(conn.buf))
+        conn.buf.clear()
+        return next(conn.parser)
+
     def serve(self, conn: Connection) -> None:
         """Serve one connection's requests in a row; close it when done."""
         req = None
         graceful = False
+        kept = False  # handed back to the reception, not closed
         try:
-            if self.cfg.is_ssl:
-                conn.sock = gsock.ssl_wrap_socket(conn.sock, self.cfg)
-            conn.parser = http.get_parser(self.cfg, conn.sock, conn.addr)
+            first = conn.parser is None
+            if first:
+                if self.cfg.is_ssl:
+                    conn.sock = gsock.ssl_wrap_socket(conn.sock, self.cfg)
+                conn.parser = http.get_parser(self.cfg, conn.sock, conn.addr)
             out = CoalescingSocket(conn.sock)
-            first = True
-            while self.wait_for_request(conn, first):
+            while True:
+                req = self.next_request(conn, first)
                 first = False
-                req = next(conn.parser)
+                if req is False:
+                    kept = True
+                    break
                 if not req:
                     break
                 keep = self.handle_request(req, conn, out)
                 req = None
-                if not keep:
+                if not keep or conn.streamed:  # streamed: where a next request starts is unknown
                     graceful = True  # the client was told "Connection: close"
+                    break
+                if not conn.parser.finish_body(deadline=time.monotonic() + DRAIN_S):
                     break
         except http.errors.NoMoreData as exc:
             self.log.debug("Ignored premature client disconnection. %s", exc)
@@ -219,6 +376,8 @@ class KeepAliveWorker(base.Worker):  # type: ignore[misc]
             if exc.args[0] != ssl.SSL_ERROR_EOF:
                 self.log.debug("Error processing SSL request.")
                 self.handle_error(req, conn.sock, conn.addr, exc)
+        except TimeoutError:
+            self.log.debug("Closing a connection that stalled past the request timeout")
         except OSError as exc:
             if exc.errno not in (errno.EPIPE, errno.ECONNRESET, errno.ENOTCONN):
                 self.log.exception("Socket error processing request.")
@@ -227,7 +386,9 @@ class KeepAliveWorker(base.Worker):  # type: ignore[misc]
         except Exception as exc:
             self.handle_error(req, conn.sock, conn.addr, exc)
         finally:
-            if graceful:
+            if kept:
+                pass
+            elif graceful:
                 util.close_graceful(conn.sock)
             else:
                 util.close(conn.sock)
@@ -250,7 +411,7 @@ class KeepAliveWorker(base.Worker):  # type: ignore[misc]
             respiter = self.wsgi(environ, resp.start_response)
             # decided once the app has run, before the headers are written: a connection that
             # came in meanwhile gets this thread next, and this client is told so
-            if not self.alive or not self.cfg.keepalive or self.waiting:
+            if not self.alive or not self.cfg.keepalive or self.waiting or conn.streamed:
                 resp.force_close()
             try:
                 if isinstance(respiter, environ["wsgi.file_wrapper"]):

@@ -23,7 +23,15 @@ STATUSES = ("queued", "running", "done", "failed", "dropped")
 # a worker's beacon older than this is forgotten (the worker is long gone)
 BEACON_TTL_S = 86400.0
 # handler runs per (re)delivery: the first try plus two retries with back-off
+# handler runs per (re)delivery: the first try plus two retries with back-off. A try counts when
+# it starts, so a delivery whose process dies (SIGKILL, out of memory) uses up its tries too.
 MAX_TRIES = 3
+
+
+def abandoned_error(attempts: int | str) -> str:
+    """The ledger's error for a delivery whose last try's worker died (its lease expired)."""
+    return (f"the worker running try {attempts} of {MAX_TRIES} stopped without finishing "
+            "(killed or crashed; its lease expired); no tries left")
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,7 @@ class Ledger(Protocol):
     def fail(self, delivery_id: str, owner: str, error: str, *, retry_at: float | None) -> bool: ...
     def heartbeat(self, ids: Iterable[str], owner: str, lease_s: float) -> None: ...
     def stale(self, *, queued_grace_s: float) -> list[str]: ...
+    def fail_abandoned(self) -> list[tuple[str, str]]: ...
     def get(self, delivery_id: str) -> Delivery | None: ...
     def counts(self) -> dict[str, int]: ...
     def check_writable(self) -> None: ...

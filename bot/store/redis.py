@@ -21,6 +21,7 @@ from flagbot.bot.store import (
     STATUSES,
     Delivery,
     Recorded,
+    abandoned_error,
     decide,
     recorded_new,
 )
@@ -59,8 +60,10 @@ CLAIM = """
 local st = redis.call('HGET', KEYS[1], 'status')
 if not st then return nil end
 local lease = tonumber(redis.call('HGET', KEYS[1], 'lease_until')) or 0
-if st ~= 'queued' and not (st == 'running' and lease < tonumber(ARGV[3])) then return nil end
 local tries = tonumber(redis.call('HGET', KEYS[1], 'tries_left'))
+if st ~= 'queued' and not (st == 'running' and lease < tonumber(ARGV[3]) and tries > 0) then
+  return nil
+end
 if tries > 0 then tries = tries - 1 end
 redis.call('HINCRBY', KEYS[1], 'attempts', 1)
 redis.call('HSET', KEYS[1], 'status', 'running', 'tries_left', tries, 'owner', ARGV[2],
@@ -96,7 +99,12 @@ return 1
 """
 # KEYS: queued running; ARGV: now queued_before prefix
 STALE = """
-local out = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1])
+local out = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1])) do
+  if (tonumber(redis.call('HGET', ARGV[3] .. id, 'tries_left')) or 0) > 0 then
+    table.insert(out, id)
+  end
+end
 local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[2])
 for _, id in ipairs(old) do
   redis.call('ZADD', KEYS[1], ARGV[1], id)
@@ -106,6 +114,25 @@ end
 return out
 """
 
+# KEYS: running counts; ARGV: now prefix error ('{n}' = the try); returns [id, event, ...]
+ABANDONED = """
+local out = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])) do
+  local row = ARGV[2] .. id
+  if redis.call('HGET', row, 'status') == 'running'
+      and (tonumber(redis.call('HGET', row, 'tries_left')) or 0) <= 0 then
+    local attempts = redis.call('HGET', row, 'attempts')
+    redis.call('HSET', row, 'status', 'failed', 'updated_at', ARGV[1], 'finished_at', ARGV[1],
+      'lease_until', '', 'error', (string.gsub(ARGV[3], '{n}', attempts)))
+    redis.call('HINCRBY', KEYS[2], 'running', -1)
+    redis.call('HINCRBY', KEYS[2], 'failed', 1)
+    redis.call('ZREM', KEYS[1], id)
+    table.insert(out, id)
+    table.insert(out, redis.call('HGET', row, 'event'))
+  end
+end
+return out
+"""
 # KEYS: row queued running counts; ARGV: id owner reason now
 RELEASE = """
 if redis.call('HGET', KEYS[1], 'status') ~= 'running' then return 0 end
@@ -156,6 +183,7 @@ class RedisLedger:
         self._settle = self.client.register_script(SETTLE)
         self._heartbeat = self.client.register_script(HEARTBEAT)
         self._stale = self.client.register_script(STALE)
+        self._abandoned = self.client.register_script(ABANDONED)
         self._release = self.client.register_script(RELEASE)
 
     def _keys(self, delivery_id: str) -> list[str]:
@@ -213,6 +241,12 @@ class RedisLedger:
         found = self._stale(keys=[QUEUED, RUNNING],
                             args=[repr(now), repr(now - queued_grace_s), PREFIX + "delivery:"])
         return [i.decode() for i in found]
+
+    def fail_abandoned(self) -> list[tuple[str, str]]:
+        """Mark failed the rows whose worker died during their last try; (id, event) of each."""
+        flat = self._abandoned(keys=[RUNNING, COUNTS],
+                               args=[repr(time.time()), PREFIX + "delivery:", abandoned_error("{n}")])
+        return [(flat[i].decode(), flat[i + 1].decode()) for i in range(0, len(flat), 2)]
 
     def get(self, delivery_id: str) -> Delivery | None:
         """The row for `delivery_id`, or None."""

@@ -24,6 +24,7 @@ from flagbot.bot.store import (
     STATUSES,
     Delivery,
     Recorded,
+    abandoned_error,
     decide,
     recorded_new,
 )
@@ -138,7 +139,8 @@ class SqliteLedger:
             cur = conn.execute(
                 "update deliveries set status='running', attempts=attempts+1, "
                 "tries_left=max(tries_left-1, 0), owner=?, lease_until=?, updated_at=? "
-                "where id=? and (status='queued' or (status='running' and lease_until<?)) "
+                "where id=? and (status='queued' or "
+                "(status='running' and lease_until<? and tries_left>0)) "
                 f"returning id, {ROW_COLUMNS}, payload_ref",
                 (owner, now + lease_s, now, delivery_id, now))
             row = cur.fetchone()
@@ -177,12 +179,27 @@ class SqliteLedger:
                 "update deliveries set lease_until=? where id=? and owner=? and status='running'",
                 [(until, i, owner) for i in ids])
 
-    def stale(self, *, queued_grace_s: float) -> list[str]:
-        """Rows a worker must queue again: running with an expired lease, or queued too long."""
+    def fail_abandoned(self) -> list[tuple[str, str]]:
+        """Mark failed the rows whose worker died during their last try; (id, event) of each."""
         now = time.time()
         with self._tx() as conn:
             rows = conn.execute(
-                "select id from deliveries where (status='running' and lease_until<?) "
+                "select id, event, attempts from deliveries where status='running' and "
+                "lease_until<? and tries_left<=0", (now,)).fetchall()
+            conn.executemany(
+                "update deliveries set status='failed', error=?, updated_at=?, finished_at=?, "
+                "lease_until=null where id=? and status='running'",
+                [(abandoned_error(attempts), now, now, i) for i, _, attempts in rows])
+        return [(i, event) for i, event, _ in rows]
+
+    def stale(self, *, queued_grace_s: float) -> list[str]:
+        """Rows a worker must queue again: running with an expired lease and tries left, or
+        queued too long."""
+        now = time.time()
+        with self._tx() as conn:
+            rows = conn.execute(
+                "select id from deliveries where "
+                "(status='running' and lease_until<? and tries_left>0) "
                 "or (status='queued' and updated_at<?) order by received_at",
                 (now, now - queued_grace_s)).fetchall()
             ids = [r[0] for r in rows]

@@ -57,7 +57,7 @@ class WriteLock:
         """Hold the write lock for one short transaction."""
         with self._thread_lock:
             if self._fd is None or self._pid != os.getpid():  # never share an fd across a fork
-                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
                 self._pid = os.getpid()
             fcntl.flock(self._fd, fcntl.LOCK_EX)
             try:

@@ -108,6 +108,7 @@ def check_rules(repo: Path, folder: Path, sources: Sources, context: FlagGemsCon
         check_heuristics(v, folder / HEURISTICS_FILE)
     if context is not None and tune_keys:
         check_referenced(v, folder / TUNE_FILE, tune_keys, python_files(folder))
+    v.report_oversized()
     return v.findings
 
 

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flagbot.hooks.limits import MAX_SOURCE_BYTES, read_limited
+
 # Where each piece lives, relative to the `flag_gems` package directory (the package root is
 # configurable: --flaggems or flaggems.package_root; the relative layout is FlagGems' own and
 # stable since 2025-01).
@@ -80,26 +82,36 @@ def literal_names(text: str, strings: set[str], prefixes: set[str]) -> None:
         (prefixes if closer == "{" else strings).add(name)
 
 
-def find_package(root: Path) -> Path | None:
-    """The flag_gems package dir above `root` (it has the vendors enum file), if any."""
+def find_package(root: Path, top: Path | None = None) -> Path | None:
+    """The flag_gems package dir above `root` (it has the vendors enum file), if any, searched
+    no higher than `top` (the repository: nothing outside it is read)."""
     for parent in [root, *root.parents]:
+        if top is not None and not parent.is_relative_to(top):
+            return None
         if vendors_file(parent) is not None and (parent / LAYOUT["registry"]).is_file():
             return parent
     return None
 
 
 def _read(path: Path) -> str:
+    """The file's text; "" when unreadable or over the source size limit (context is a hint)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return read_limited(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return ""
 
 
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
+        return None
+
+
 def read_vendors(path: Path) -> frozenset[str] | None:
     """Lower-cased member names of `class vendors(Enum)` (what get_all_vendors() returns)."""
-    try:
-        tree = ast.parse(_read(path))
-    except SyntaxError:
+    tree = _parse(_read(path))
+    if tree is None:
         return None
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == "vendors":
@@ -118,9 +130,8 @@ def exported_names(text: str) -> set[str]:
     `flag_gems/__init__.py` does `from flag_gems.ops import *`, so these (not only the `def`s
     of the op files) are the generic functions a vendor op of the same name replaces.
     """
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
+    tree = _parse(text)
+    if tree is None:
         return set()
     names: set[str] = set()
     for node in ast.walk(tree):

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flagbot.hooks.limits import MAX_SOURCE_BYTES, TooLarge, read_limited
+
 # Names bound at column 0 by `def`, `class` or `NAME =` / `NAME: T =`. A fast first answer to
 # "does this module define X": 16 vendors x 450 op files must check in well under a second.
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)|^(\w+)[ \t]*(?::[^\n=]*)?=(?!=)", re.M)
@@ -37,6 +39,7 @@ class Module:
     text: str
     tree: ast.Module | None
     error: tuple[int, str] | None = None
+    error_rule: str = "python-syntax"  # or file-too-large: the file was not read
     bindings: dict[str, Binding] = field(default_factory=dict)
     repeated: list[tuple[str, int, int]] = field(default_factory=list)  # (name, first, again)
     imports: list[Binding] = field(default_factory=list)  # every `from m import n`, in order
@@ -122,6 +125,15 @@ def _alternatives(mod: Module, branches: list[list[tuple[list[ast.stmt], bool]]]
     mod.bindings = merged
 
 
+def parse_failure(exc: BaseException) -> str:
+    """Why a source that is not a SyntaxError still does not parse."""
+    if isinstance(exc, RecursionError):
+        return "nested too deeply for Python's parser (RecursionError)"
+    if isinstance(exc, MemoryError):
+        return "too large for Python's parser (MemoryError)"
+    return str(exc)
+
+
 class Sources:
     """A per-run cache of directory listings, files read and parsed (keyed by path string).
 
@@ -134,6 +146,7 @@ class Sources:
         self._mods: dict[str, Module] = {}
         self._defs: dict[str, frozenset[str]] = {}
         self._dirs: dict[str, dict[str, bool]] = {}
+        self.oversized: dict[str, TooLarge] = {}  # files over MAX_SOURCE_BYTES, read as ""
 
     def listing(self, directory: str) -> dict[str, bool]:
         """name -> is_dir for the entries of `directory` (empty if it does not exist)."""
@@ -152,11 +165,16 @@ class Sources:
         return self.listing(directory).get(name) is False
 
     def text(self, path: Path | str) -> str | None:
+        """The file's text (newlines made `\\n`); None when it cannot be read, "" when it is
+        over the size limit (listed in `oversized`)."""
         key = str(path)
         if key not in self._text:
             try:
-                with open(key, encoding="utf-8", errors="replace") as fh:
-                    self._text[key] = fh.read()
+                raw = read_limited(key, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+                self._text[key] = raw.replace("\r\n", "\n").replace("\r", "\n")
+            except TooLarge as exc:
+                self.oversized[key] = exc
+                self._text[key] = ""
             except OSError:
                 self._text[key] = None
         return self._text[key]
@@ -169,10 +187,17 @@ class Sources:
         text = self.text(key)
         if text is None:
             return None
+        if key in self.oversized:
+            self._mods[key] = Module(Path(key), text, None, error=(0, str(self.oversized[key])),
+                                     error_rule="file-too-large")
+            return self._mods[key]
         try:
             tree = ast.parse(text, filename=key)
         except SyntaxError as exc:
             mod = Module(Path(key), text, None, error=(exc.lineno or 1, exc.msg))
+        except (RecursionError, MemoryError, ValueError) as exc:
+            # nesting past the parser's limits, or a null byte: Python cannot load it either
+            mod = Module(Path(key), text, None, error=(1, parse_failure(exc)))
         else:
             mod = Module(Path(key), text, tree)
             _collect(mod, tree.body)

@@ -13,6 +13,7 @@ RULES: dict[str, tuple[str, str]] = {
     "vendor-folder-name": (ERROR, "a vendor folder is named _<vendor> (lower case)"),
     "required-file": (ERROR, "__init__.py, heuristics_config_utils.py, tune_configs.yaml, ops/__init__.py exist"),
     "python-syntax": (ERROR, "every Python file of the backend parses"),
+    "file-too-large": (ERROR, "every file the checker reads is under its size limit (1 MiB for sources)"),
     "not-static": (WARNING, "a value the checker cannot read without running code"),
     # the descriptor in __init__.py
     "descriptor-missing": (ERROR, "__init__.py builds VendorDescriptor(...) or VendorInfoBase(...)"),

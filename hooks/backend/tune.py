@@ -20,6 +20,9 @@ def check_tune(v: Vendor, path: Path) -> dict[str, int]:
     text = v.sources.text(path)
     if text is None:
         return {}
+    if str(path) in v.sources.oversized:
+        v.add("file-too-large", path, 0, str(v.sources.oversized[str(path)]))
+        return {}
     tune = read_tune(text)
     for problem in tune.problems:
         v.add(problem.rule, path, problem.line, problem.message)

@@ -48,12 +48,25 @@ class Vendor:
         self.findings.append(make(rule, self.rel(path), line, message))
 
     def module(self, path: Path) -> Module | None:
-        """Parse `path`; a syntax error is reported once here and None returned."""
+        """Parse `path`; a syntax error (or a file too large to read) is reported once here
+        and None returned."""
         mod = self.sources.module(path)
         if mod is not None and mod.error is not None:
-            if not any(f.rule == "python-syntax" and f.path == self.rel(path) for f in self.findings):
+            if not any(f.rule == mod.error_rule and f.path == self.rel(path) for f in self.findings):
                 line, msg = mod.error
-                self.add("python-syntax", path, line, f"does not parse: {msg}; fix the syntax "
-                         "(FlagGems fails at import otherwise)")
+                if mod.error_rule == "file-too-large":
+                    self.add(mod.error_rule, path, line, msg)
+                else:
+                    self.add(mod.error_rule, path, line, f"does not parse: {msg}; fix the syntax "
+                             "(FlagGems fails at import otherwise)")
             return None
         return mod
+
+    def report_oversized(self) -> None:
+        """A finding for each Python file under the folder that was too large to read (once;
+        tune files report their own)."""
+        for key, exc in sorted(self.sources.oversized.items()):
+            path = Path(key)
+            if path.suffix == ".py" and path.is_relative_to(self.folder) and not any(
+                    f.rule == "file-too-large" and f.path == self.rel(path) for f in self.findings):
+                self.add("file-too-large", path, 0, str(exc))

@@ -35,6 +35,9 @@ class Build:
     base: str
     tip: str
     commits: int
+    # "path: index line says X, applying gives Y" per file a hand edit changed: the tree is
+    # built as stored, and `flagbot unpatch` warns
+    hand_edited: tuple[str, ...] = ()
 
 
 def stored_bases(repo: Path, hardwares: str, device: str) -> dict[str, str]:
@@ -132,6 +135,8 @@ def build_one(repo: Path, device: str, base: str, patch_rel: str, target: Path) 
                               hint="run flagbot verify on it; regenerate it with flagbot patch"
                               ) from exc
         tip = applied[-1].commit
+        # stored patches are sometimes edited by hand: built as they are, but said so
+        hand_edited = tuple(roundtrip.post_image_mismatches(gd, applied, base))
         for scratch_file in ("am-msg", "am-patch"):
             (work / ".git" / scratch_file).unlink(missing_ok=True)
         # the clone's own copy of the source's current branch would only confuse: the build
@@ -145,7 +150,7 @@ def build_one(repo: Path, device: str, base: str, patch_rel: str, target: Path) 
         git.run(["reset", "--quiet", "--hard", tip], cwd=work)  # the same checkout as git worktree add
         (work / ".git" / MARKER).write_text(f"{tip}\n")
         swap_in(work, target)
-        return Build(device, target, base, tip, len(applied))
+        return Build(device, target, base, tip, len(applied), hand_edited)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

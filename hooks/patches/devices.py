@@ -14,7 +14,8 @@ from flagbot.hooks.errors import UsageError
 # letters and digits in groups joined by `_` (A_X100, NVIDIA_CambriconMLU, BI_V150_2)
 DEVICE_RE = re.compile(r"[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+")
 # a revision as users type it: an id, a branch or tag name, HEAD~2, v1.0^; no `/`, `..`, spaces
-COMMIT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.~^@{}+-]*")
+# a commit id, HEAD~2, a tag, or a branch name with folders (`vendor/A_X100`)
+COMMIT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.~^@{}+/-]*")
 HEX_RE = re.compile(r"[0-9a-f]+")
 MIN_PREFIX = 4
 
@@ -44,7 +45,8 @@ def check_devices(names: Sequence[str]) -> list[str]:
 
 def check_commit(value: str, *, option: str) -> str:
     """Return `value` if it can only name a revision (no path tricks), else raise UsageError."""
-    if not COMMIT_RE.fullmatch(value) or ".." in value or "@{" in value and "}" not in value:
+    if not COMMIT_RE.fullmatch(value) or ".." in value or "@{" in value and "}" not in value \
+            or "//" in value or "/." in value or value.endswith("/"):
         raise UsageError(
             f"{option} {value!r} is not a commit id or ref name",
             hint="give a commit id (at least 4 hex digits), a branch/tag name, or HEAD",

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from flagbot.hooks.limits import MAX_HETERO_BYTES, read_limited
 from flagbot.hooks.patches.devices import DEVICE_RE
 
 if TYPE_CHECKING:  # imported lazily: `flagbot patch` needs hetero.txt merging, not findings
@@ -152,7 +153,7 @@ def check_hetero(repo: Path, hardwares: str = "hardwares") -> list[Finding]:
     if not path.is_file():
         return []
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_limited(path, MAX_HETERO_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [Finding(rel, 0, ERROR, "hetero-format", f"cannot read: {exc}")]
     doc, errors = parse_lines(text)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from flagbot.hooks import git
 from flagbot.hooks.findings import ERROR, WARNING, Finding
+from flagbot.hooks.limits import MAX_PATCH_BYTES, read_limited
 from flagbot.hooks.patches import generate, patchfile, roundtrip
 from flagbot.hooks.patches.devices import DEVICE_RE
 from flagbot.hooks.patches.scratch import Scratch
@@ -80,7 +81,7 @@ def read_checked(repo: Path, patch_rel: str, hardwares: str) -> tuple[bytes | No
     problem = layout_problem(patch_rel, hardwares)
     findings = [Finding(patch_rel, 0, ERROR, "patch-layout", problem)] if problem else []
     try:
-        data = (repo / patch_rel).read_bytes()
+        data = read_limited(repo / patch_rel, MAX_PATCH_BYTES)
     except OSError as exc:
         return None, findings + [Finding(patch_rel, 0, ERROR, "patch-corrupt",
                                          f"cannot read: {exc.strerror or exc}")]

@@ -35,6 +35,8 @@ def ensure_label(req: Request, rs: RepoState, name: str, color: str = DEFAULT_LA
 def _check_label_fields(name: str, color: str, description: str | None) -> None:
     if not name.strip():
         raise invalid("name is missing", "Label", "name", "missing_field")
+    if len(name) > 50:
+        raise invalid("name is too long (maximum is 50 characters)", "Label", "name")
     if not _COLOR.fullmatch(color):
         raise invalid(f"color {color!r} is not a 6-digit hex colour", "Label", "color")
     if description is not None and len(description) > 100:

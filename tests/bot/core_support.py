@@ -3,7 +3,8 @@ and fake handlers (`FakeHandlers`) that tests hand to a worker or app, and that
 tests/bot/fake_bot.py hands to `flagbot serve` / `flagbot worker` subprocesses.
 
 The fake handlers are driven by a `test` object inside the payload, so one class serves every
-scenario: sleep, fail N times, record lock intervals, leave an idempotent side effect.
+scenario: sleep, fail N times, kill its own process, record lock intervals, leave an idempotent
+side effect.
 """
 
 from __future__ import annotations
@@ -125,6 +126,8 @@ class FakeHandlers:
                 with open(out / "effects.log", "a") as f:
                     f.write(f"{delivery_id}\n")
                 effect.touch()
+        if spec.get("kill_self"):  # a poison delivery: its process dies on every try
+            os.kill(os.getpid(), 9)
         started = time.time()
         if spec.get("sleep") and (not spec.get("sleep_first_only") or tries == 1):
             time.sleep(float(spec["sleep"]))

@@ -17,6 +17,9 @@ BASE_FILES: dict[str, str | bytes] = {
     "README.md": "FlagScale\n",
     "torch/csrc/acc/Module.cpp": "// accelerator module\n",
     "src/core.py": "x = 1\n",
+    # devices the default branch already has: their folders may become `vendor:` labels
+    **{f"hardwares/{dev}/README.md": f"{dev}\n" for dev in ("A_X100", "B_Y100", "C_Z100")},
+    **{f"backends/_{vendor}/README.md": f"{vendor}\n" for vendor in ("amd", "nvidia")},
 }
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
+import socket
 import uuid
 from pathlib import Path
 
@@ -206,6 +208,48 @@ def test_signature_helper_in_tests_is_independent_of_the_app() -> None:
     assert sign(VECTOR_BODY, VECTOR_SECRET) == VECTOR_SIG
 
 
+def raw_post(url: str, body: bytes, headers: bytes) -> bytes:
+    """POST /webhook over a plain socket, so header bytes go out exactly as given."""
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"POST /webhook HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                     b"Content-Type: application/json\r\nX-GitHub-Event: pull_request\r\n"
+                     b"X-GitHub-Delivery: raw-1\r\n" + headers +
+                     b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        got = b""
+        while chunk := sock.recv(65536):
+            got += chunk
+    return got
+
+
+def test_a_non_ascii_signature_header_is_a_401_with_one_log_line(server, caplog) -> None:
+    body = json.dumps(payload()).encode()
+    bad = ("sha256=" + "\u00e9" * 64).encode("latin-1")
+    with caplog.at_level(logging.INFO):
+        got = raw_post(server.url, body, b"X-Hub-Signature-256: " + bad + b"\r\n")
+    assert got.startswith(b"HTTP/1.1 401"), got[:200]
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and lines[0].exc_info is None, [r.getMessage() for r in lines]
+
+
+def test_deeply_nested_signed_json_is_a_400_with_one_log_line(server, settings, caplog) -> None:
+    body = b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    with caplog.at_level(logging.INFO):
+        r = post(server.url, body, delivery="deep-1")
+    assert r.status_code == 400 and ledger(settings).get("deep-1") is None
+    lines = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and lines[0].exc_info is None, [r.getMessage() for r in lines]
+
+
+def test_a_form_encoded_delivery_is_stored_as_json_for_the_worker(server, settings) -> None:
+    from urllib.parse import urlencode
+
+    sent = payload(action="synchronize")
+    body = urlencode({"payload": json.dumps(sent)}).encode()
+    r = post(server.url, body, delivery="form-2",
+             headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 202
+    assert ledger(settings).get("form-2").payload_json() == sent
 def test_an_unhandled_action_of_a_handled_event_is_named_as_such(tmp_path: Path) -> None:
     from tests.bot.core_support import make_settings, sign
 

@@ -39,13 +39,23 @@ def test_hetero_problems_fail_patches_check_with_annotations_on_their_lines(emu,
 
 
 def test_more_than_50_annotations_go_in_batches_of_50(emu, settings, repo) -> None:
-    pr = open_pr(emu, repo, {"hardwares/hetero.txt": missing_patch_lines(120)})
+    pr = open_pr(emu, repo, {"hardwares/hetero.txt": missing_patch_lines(80)})
     deliver(emu, settings, repo, pr["number"])
     run = runs_by_name(emu, repo, pr["head"]["sha"])[PATCHES]
-    assert sorted(a["start_line"] for a in run["output"]["annotations"]) == list(range(1, 121))
+    assert sorted(a["start_line"] for a in run["output"]["annotations"]) == list(range(1, 81))
     sent = [len(c.json["output"]["annotations"]) for c in emu.writes()
             if "check-runs" in c.path and c.json.get("output", {}).get("annotations")]
-    assert sent == [50, 50, 20]
+    assert sent == [50, 30]
+
+
+def test_an_annotation_flood_is_capped_and_counted_in_the_summary(emu, settings, repo) -> None:
+    pr = open_pr(emu, repo, {"hardwares/hetero.txt": missing_patch_lines(5000)})
+    deliver(emu, settings, repo, pr["number"])
+    run = runs_by_name(emu, repo, pr["head"]["sha"])[PATCHES]
+    assert len(run["output"]["annotations"]) == settings.max_annotations == 100
+    assert "4900 more finding(s) are not annotated" in run["output"]["summary"]
+    writes = [c for c in emu.writes() if "check-runs" in c.path]
+    assert len(writes) <= 2 * 2  # two check runs, at most two writes each
 
 
 def test_backend_findings_annotate_the_vendor_file_line(emu, settings) -> None:

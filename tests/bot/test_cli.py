@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -174,3 +175,32 @@ def test_settle_heap_freezes_what_is_loaded() -> None:
         assert gc.get_freeze_count() > 1000  # Flask, Huey, ... are out of the collector's way
     finally:
         gc.unfreeze()
+
+
+def test_the_state_dir_and_everything_in_it_are_private(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path / "fresh" / "state")
+    srv = Served(settings)
+    try:
+        assert post(srv.url, payload(dir=str(tmp_path)), delivery="p-1").status_code == 202
+        led = SqliteLedger(settings.state_dir / "ledger.db")
+        wait_for(lambda: led.get("p-1").status == "done", 20, "p-1 done")
+    finally:
+        srv.stop()
+    assert settings.state_dir.stat().st_mode & 0o777 == 0o700
+    loose = [p for p in settings.state_dir.rglob("*") if p.stat().st_mode & 0o077]
+    assert loose == [], loose
+
+
+def test_clones_made_under_the_private_umask_are_private(tmp_path: Path) -> None:
+    from flagbot.bot.settings import private_state
+    from flagbot.bot.workspace import GitWorkspace
+
+    old = os.umask(0o022)
+    try:
+        private_state(tmp_path / "state")
+        workspace = GitWorkspace(tmp_path / "state", "o/r", "https://example.invalid/o/r.git")
+        workspace.ensure()
+    finally:
+        os.umask(old)
+    loose = [p for p in (tmp_path / "state").rglob("*") if p.stat().st_mode & 0o077]
+    assert loose == [], loose

@@ -1,5 +1,6 @@
 """End to end with the worked example: the stored `hardwares/` of this repository, proposed in a
-pull request against the example upstream, passes the bot's patch check and labels both vendors."""
+pull request against the example upstream (both vendors configured on its default branch),
+passes the bot's patch check and labels both vendors."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ def test_the_worked_example_passes_the_patch_check_and_labels_its_vendors(emu, t
     # the example's own commits, so the stored patches' base commit exists on the server
     subprocess.run(["git", "push", "-q", str(repo.bare_path), "main", "a_x100", "b_y100"],
                    cwd=upstream.path, check=True, capture_output=True)
+    # the vendors are configured on the default branch: only known devices become labels
+    emu.push_commit(repo, branch="main", files={
+        ".github/flagbot.yml": "devices:\n  A_X100: {}\n  B_Y100: {}\n"})
     stored = {f"hardwares/{p.relative_to(EXAMPLE).as_posix()}": p.read_bytes()
               for p in sorted(EXAMPLE.rglob("*")) if p.is_file()}
     emu.push_commit(repo, branch="add-example-patches", files=stored)

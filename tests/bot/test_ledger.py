@@ -209,3 +209,19 @@ def test_a_redelivery_stores_no_second_payload(tmp_path: Path) -> None:
     for _ in range(3):
         add(led)
     assert len(stored_payloads(tmp_path / "ledger.db")) == 1
+
+
+def test_a_try_whose_worker_died_counts_and_the_last_one_fails_the_delivery(led: Ledger) -> None:
+    add(led)
+    for attempt in range(1, MAX_TRIES + 1):
+        row = led.claim("d1", f"w{attempt}", -1)  # the worker dies: its lease is already over
+        assert row is not None and row.attempts == attempt
+        if attempt < MAX_TRIES:
+            assert led.fail_abandoned() == [] and led.stale(queued_grace_s=600) == ["d1"]
+    assert led.stale(queued_grace_s=600) == []
+    assert led.claim("d1", "w9", 30) is None  # no fourth try
+    assert led.fail_abandoned() == [("d1", "pull_request")]
+    row = led.get("d1")
+    assert (row.status, row.attempts, row.tries_left) == ("failed", MAX_TRIES, 0)
+    assert f"try {MAX_TRIES} of {MAX_TRIES}" in row.error and led.counts()["failed"] == 1
+    assert led.fail_abandoned() == []

@@ -17,16 +17,16 @@ def test_summary_lists_labels_with_reasons_and_check_results(emu, settings, repo
     [comment] = bot_comments(emu, repo, pr["number"])
     body = comment["body"]
     assert body.startswith(summary.MARKER)
-    assert "**vendor: A_X100**: touches `hardwares/A_X100/`" in body
+    assert "**`vendor: A_X100`**: touches `hardwares/A_X100/`" in body
     assert "| flagbot / patches | ❌" in body and "| flagbot / backends | ✅" in body
     assert "flagbot hetero check" in body  # next steps name the command to run
 
 
 def test_summary_is_edited_in_place_on_new_pushes(emu, settings, repo) -> None:
-    pr = open_pr(emu, repo, {"hardwares/A_X100/README.md": "x\n"})
+    pr = open_pr(emu, repo, {"hardwares/A_X100/notes.md": "x\n"})
     deliver(emu, settings, repo, pr["number"])
     sha2 = emu.push_commit(repo, branch="feature", files={"src/core.py": "x = 3\n"},
-                           delete=["hardwares/A_X100/README.md"])
+                           delete=["hardwares/A_X100/notes.md"])
     emu.update_pull_head(repo, pr["number"])
     deliver(emu, settings, repo, pr["number"], action="synchronize", delivery="d-2")
     [comment] = bot_comments(emu, repo, pr["number"])

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 
 from flagbot.bot.app import create_app
 from flagbot.bot.locks import LockTimeout, RepoLocks
@@ -99,6 +100,30 @@ def test_a_restarted_worker_recovers_a_delivery_whose_worker_was_sigkilled(
     tries = (tmp_path / "k-1.tries").read_text().split()
     assert len(tries) == 2 and tries[0] == str(first.pid) and tries[1] == str(second.pid)
     assert (tmp_path / "effects.log").read_text() == "k-1\n"  # no duplicate side effect
+
+
+def test_a_delivery_that_kills_its_worker_fails_after_its_tries_and_shows_in_metrics(
+        server, settings, tmp_path) -> None:
+    cmd = fake_bot_cmd("worker", "--lease-seconds", "1")
+    env = subprocess_env(settings)
+    post(server.url, payload(dir=str(tmp_path), kill_self=True), delivery="poison-1")
+    started = 0
+    while status(settings, "poison-1") != "failed" and started < 6:
+        started += 1
+        proc = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
+        try:
+            wait_for(lambda p=proc: p.poll() is not None or status(settings, "poison-1") == "failed",
+                     30, "the worker to die or fail the delivery")
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+            proc.wait(10)
+        time.sleep(1.1)  # the dead worker's lease runs out
+    row = SqliteLedger(settings.state_dir / "ledger.db").get("poison-1")
+    assert row.status == "failed" and row.attempts == 3 and "try 3 of 3" in row.error
+    assert len((tmp_path / "poison-1.tries").read_text().split()) == 3 and started == 4
+    metrics = requests.get(server.url + "/metrics", timeout=10).text
+    assert 'flagbot_ledger_deliveries{status="failed"} 1.0' in metrics
 
 
 def test_sigkill_mid_job_with_the_real_handlers_leaves_one_comment(emu, tmp_path) -> None:

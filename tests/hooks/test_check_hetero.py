@@ -39,3 +39,13 @@ def test_hardwares_folder_comes_from_config(make_repo: MakeRepo, capsys: pytest.
 
 def test_outside_a_repository_is_a_usage_error(tmp_path: object) -> None:
     assert check_hetero.main([], cwd=str(tmp_path)) == 2
+
+
+def test_an_oversized_hetero_txt_is_a_finding_not_read(tmp_path) -> None:
+    from flagbot.hooks.limits import MAX_HETERO_BYTES
+    from flagbot.hooks.patches.hetero import check_hetero
+
+    (tmp_path / "hardwares").mkdir()
+    (tmp_path / "hardwares" / "hetero.txt").write_text("00000001: A_X100\n" * (MAX_HETERO_BYTES // 17 + 1))
+    [f] = check_hetero(tmp_path)
+    assert f.rule == "hetero-format" and "limit" in f.message

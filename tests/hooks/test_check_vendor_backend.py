@@ -140,6 +140,26 @@ def test_parallel_jobs_give_the_same_findings(tmp_path: Path) -> None:
     assert {f.rule for f in serial} >= {"all-duplicate", "tune-schema", "heuristics-shape"}
 
 
+@pytest.mark.parametrize("source,why", [
+    ("x = " + "1+" * 300_000 + "1\n", "RecursionError"),
+    ("x = " + "-" * 300_000 + "1\n", "MemoryError"),
+])
+def test_a_source_too_deep_for_the_parser_is_a_finding_not_a_crash(
+        source: str, why: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = build_clean(tmp_path)
+    (tmp_path / root / "_acme" / "heuristics_config_utils.py").write_text(source)
+    assert cvb.main(["--all", "--root", root], cwd=str(tmp_path)) == 1
+    out = capsys.readouterr()
+    assert "heuristics_config_utils.py:1: error: [python-syntax] does not parse:" in out.out
+    assert why in out.out and "Traceback" not in out.err
+
+
+def test_an_oversized_file_is_not_read(tmp_path: Path) -> None:
+    root = build_clean(tmp_path)
+    big = tmp_path / root / "_acme" / "ops" / "add.py"
+    big.write_text("x = 1\n" * 1_500_000)  # 9 MB: not parsed, reported
+    [f] = [f for f in cvb.check_backends(tmp_path, [f"{root}/_acme"]) if f.rule == "file-too-large"]
+    assert f.path == f"{root}/_acme/ops/add.py" and "9000000 bytes" in f.message
 def test_parallel_jobs_with_context_give_the_same_findings(tmp_path: Path) -> None:
     root = build_clean(tmp_path, context=True)
     for rule in ("tune-key-unreferenced", "vendor-not-registered", "tune-schema"):

@@ -17,12 +17,14 @@ def test_other_device_names_are_usage_errors(name: str) -> None:
         devices.check_device(name)
 
 
-@pytest.mark.parametrize("rev", ["abcd1234", "HEAD", "HEAD~2", "v1.0", "main", "HEAD^"])
+@pytest.mark.parametrize("rev", ["abcd1234", "HEAD", "HEAD~2", "v1.0", "main", "HEAD^",
+                                 "vendor/A_X100", "a/b"])
 def test_revisions_are_accepted(rev: str) -> None:
     assert devices.check_commit(rev, option="--x") == rev
 
 
-@pytest.mark.parametrize("rev", ["a..b", "a/b", "a b", "-x", "../x", "", "a...b"])
+@pytest.mark.parametrize("rev", ["a..b", "a b", "-x", "../x", "", "a...b", "/a", "a/", "a//b",
+                                 "a/.b"])
 def test_path_tricks_in_revisions_are_usage_errors(rev: str) -> None:
     with pytest.raises(UsageError):
         devices.check_commit(rev, option="--x")

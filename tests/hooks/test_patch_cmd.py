@@ -310,3 +310,19 @@ def test_hetero_line_merges_into_an_existing_file(work: Repo) -> None:
     assert (work.path / "hardwares/hetero.txt").read_text() == (
         f"# vendors\n00000000: C_Z1 D_Z1\n{base8}: A_X100 B_Y100\n")
     assert (work.path / f"hardwares/B_Y100/{base8}/{base8}.patch").read_bytes() == stored(work)
+
+
+def test_a_branch_name_with_folders_is_a_current_commit(work: Repo) -> None:
+    work.git("branch", "vendor/A_X100", "cur")
+    assert patch(work, "--device-type", "A_X100", "--base-commit-id", "base",
+                 "--current-commit-id", "vendor/A_X100") == 0
+    by_branch = stored(work)
+    assert patch(work, "--device-type", "A_X100", "--base-commit-id", "base",
+                 "--current-commit-id", "cur") == 0
+    assert stored(work) == by_branch
+
+
+@pytest.mark.parametrize("rev", ["vendor//A", "vendor/", "vendor/.hidden", "/abs", "-x/y"])
+def test_odd_ref_names_with_slashes_are_refused(work: Repo, rev: str) -> None:
+    assert patch(work, "--device-type", "A_X100", "--base-commit-id", "base",
+                 "--current-commit-id", rev) == 2

@@ -189,3 +189,22 @@ def test_leftovers_of_a_killed_build_are_removed(work: Repo) -> None:
     (stale / "x").mkdir(parents=True)
     assert unpatch(work, "--device-type", "A_X100", "--commit-id", work.rev("base")[:8]) == 0
     assert not stale.exists()
+
+
+def test_a_hand_edited_patch_builds_with_a_warning_naming_the_files(
+        work: Repo, capsys: pytest.CaptureFixture[str]) -> None:
+    base8 = work.rev("base")[:8]
+    path = work.path / f"hardwares/A_X100/{base8}/{base8}.patch"
+    data = path.read_bytes()
+    assert b"+tail 2\n" in data
+    path.write_bytes(data.replace(b"+tail 2\n", b"+tail 2 edited\n", 1))
+    assert unpatch(work, "--device-type", "A_X100", "--commit-id", base8) == 0
+    err = capsys.readouterr().err
+    assert "edited by hand" in err and "src/model.py" in err and "flagbot migrate" in err
+    assert "tail 2 edited" in (build_of(work).path / "src/model.py").read_text()
+
+
+def test_a_generated_patch_builds_without_a_warning(work: Repo,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    assert unpatch(work, "--device-type", "A_X100", "--commit-id", work.rev("base")[:8]) == 0
+    assert "edited by hand" not in capsys.readouterr().err
