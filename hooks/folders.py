@@ -11,6 +11,9 @@ Detection costs a stat per candidate, so commands timed in milliseconds stay tha
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -73,6 +76,27 @@ def configured_folder(repo: Path, key: Folder, given: str | None = None, *,
 def detect_folder(repo: Path, key: Folder) -> str:
     """The first of `key`'s known layouts that is a folder in `repo`, else the default."""
     return next((f for f in KNOWN_LAYOUTS[key] if (repo / f).is_dir()), DEFAULT_FOLDERS[key])
+
+
+def layout_for_paths(config: RepoConfig, paths: Iterable[str]) -> RepoConfig:
+    """`config` with each folder the file leaves out pointed at the known layout `paths` use.
+
+    For the bot, which sees a pull request's changed paths rather than a checkout: a FlagGems
+    or FlagScale repository without configuration is checked where its vendor folders are,
+    never reported as "nothing touched". A folder the file sets, or the default one when the
+    paths use it, is kept.
+    """
+    paths = list(paths)
+    raw = None
+    for key in ("backends", "hardwares"):
+        if key in config.given or any(p.startswith(DEFAULT_FOLDERS[key] + "/") for p in paths):
+            continue
+        used = next((f for f in KNOWN_LAYOUTS[key][1:]
+                     if any(p.startswith(f + "/") for p in paths)), None)
+        if used is not None:
+            raw = raw or copy.deepcopy(config.raw)
+            raw[key] = used
+    return config if raw is None else dataclasses.replace(config, raw=raw)
 
 
 def other_layouts(repo: Path, key: Folder, used: str) -> list[str]:

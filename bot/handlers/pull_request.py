@@ -20,6 +20,7 @@ from flagbot.bot.handlers.markdown import plain
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 from flagbot.hooks.findings import Finding
+from flagbot.hooks.folders import layout_for_paths
 
 ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed")
 # GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).
@@ -74,6 +75,8 @@ def handle(ctx: Context) -> dict[str, Any]:
     capped = len(files) >= FILES_CAP
     if capped:  # GitHub stops listing at 3000 files; git has them all
         files = ctx.workspace.changed_files(pr)
+    # a FlagGems or FlagScale repository without configuration: its own folders are checked
+    ctx.config = layout_for_paths(ctx.config, labels.touched_paths(files))
     regen = regenerate.for_pull(ctx, pr, files)
     if regen.outcome == "pushed":  # the new head's synchronize delivery does the rest
         return {"regenerated": regen.outcome, "commit": regen.commit, "conclusions": {},

@@ -69,6 +69,19 @@ def test_backend_findings_annotate_the_vendor_file_line(emu, settings) -> None:
     assert "flagbot check-backend backends/_beta" in run["output"]["summary"]
 
 
+def test_a_flaggems_repository_without_configuration_is_checked_where_its_vendors_are(
+        emu, settings) -> None:
+    root = "src/flag_gems/runtime/backend"
+    repo = emu.create_repo("flagos/FlagGems", files={"README.md": "x\n",
+                                                      **clean_backend(root=root)})
+    pr = open_pr(emu, repo, {f"{root}/_beta/heuristics_config_utils.py": SYNTAX_ERROR})
+    deliver(emu, settings, repo, pr["number"])
+    run = runs_by_name(emu, repo, pr["head"]["sha"])[BACKENDS]
+    assert run["conclusion"] == "failure", run["output"]  # not "no vendor folders touched"
+    assert [(a["path"], a["start_line"]) for a in run["output"]["annotations"]] == [
+        (f"{root}/_beta/heuristics_config_utils.py", 4)]
+
+
 def test_clean_vendor_folder_passes(emu, settings) -> None:
     repo = emu.create_repo("flagos/FlagGems", files={"README.md": "x\n"})
     pr = open_pr(emu, repo, clean_backend())

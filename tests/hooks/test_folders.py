@@ -144,3 +144,17 @@ def test_every_hook_exits_2_on_a_broken_config(
     err = capsys.readouterr().err
     assert f"error: {broken.path / CONFIG_PATH}: " in err
     assert f"hint: fix {CONFIG_PATH}" in err
+
+
+def test_layout_for_paths_follows_the_paths_unless_the_file_names_the_folder() -> None:
+    from flagbot.hooks.config import RepoConfig
+    from flagbot.hooks.folders import layout_for_paths
+
+    plain = RepoConfig()
+    flaggems = ["src/flag_gems/runtime/backend/_beta/ops/add.py", "hardware/A_X100/x.patch"]
+    found = layout_for_paths(plain, flaggems)
+    assert (found.backends, found.hardwares) == ("src/flag_gems/runtime/backend", "hardware")
+    assert layout_for_paths(plain, ["backends/_beta/x.py", *flaggems]).backends == "backends"
+    assert layout_for_paths(plain, ["README.md"]) is plain
+    named = RepoConfig(raw={**plain.raw, "backends": "vendors"}, given=frozenset({"backends"}))
+    assert layout_for_paths(named, flaggems).backends == "vendors"
