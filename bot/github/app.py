@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from github import Auth, Github, GithubIntegration
+from github import Auth, Github, GithubException, GithubIntegration
 
 from flagbot.bot.github.client import PyGithubClient
 from flagbot.bot.github.pacing import WriteBucket
@@ -26,6 +26,14 @@ TOKEN_REFRESH_MARGIN = timedelta(minutes=5)
 JWT_REUSE_S = 240.0
 # The most GitHub serves per page: a 300-file PR is 3 requests instead of 10.
 PER_PAGE = 100
+
+
+class AppCredentialsError(RuntimeError):
+    """The App cannot act at all: credentials missing, or GitHub refuses them (401) or does not
+    know the installation (404). Retrying cannot help until a person fixes the configuration,
+    so the worker fails the delivery at once (`permanent`)."""
+
+    permanent = True
 
 
 @dataclass
@@ -64,9 +72,9 @@ class GitHubApp:
         """The App-level client (JWT auth); call with the lock held."""
         settings = self.settings
         if not settings.app_id or not settings.private_key:
-            raise RuntimeError("GITHUB_APP_ID and GITHUB_PRIVATE_KEY (or GITHUB_PRIVATE_KEY_PATH) "
-                               "must be set to act as the GitHub App; set them in the server's "
-                               "environment")
+            raise AppCredentialsError(
+                "GITHUB_APP_ID and GITHUB_PRIVATE_KEY (or GITHUB_PRIVATE_KEY_PATH) must be set to "
+                "act as the GitHub App; set them in the server's environment")
         if self._integration is None:
             auth = CachedAppAuth(settings.app_id, settings.private_key)
             # Two calls per process at most (token, slug): no spacing; retries still apply.
@@ -81,7 +89,15 @@ class GitHubApp:
             cached = self._tokens.get(installation_id)
             if cached and cached.expires_at - TOKEN_REFRESH_MARGIN > datetime.now(timezone.utc):
                 return cached.token
-            granted = self._app_client().get_access_token(installation_id)
+            try:
+                granted = self._app_client().get_access_token(installation_id)
+            except GithubException as exc:
+                if exc.status in (401, 404):
+                    raise AppCredentialsError(
+                        f"GitHub answered {exc.status} to the App's token request for installation "
+                        f"{installation_id}: check GITHUB_APP_ID and the private key, and that the "
+                        "App is still installed") from exc
+                raise
             expires = granted.expires_at
             if expires.tzinfo is None:
                 expires = expires.replace(tzinfo=timezone.utc)
