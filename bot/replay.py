@@ -187,6 +187,12 @@ def dry_run(repo: Path, delivery: str, event: str, payload: dict[str, Any], *,
 
     full_name = str((payload.get("repository") or {}).get("full_name") or repo.name)
     default_branch = str((payload.get("repository") or {}).get("default_branch") or "main")
+    misplaced = [opt for opt, value, wanted in (("--head", head, "issue_comment"),
+                                                ("--base", base, "issue_comment"),
+                                                ("--report", report, "workflow_run"))
+                 if value is not None and event != wanted]
+    if misplaced:
+        raise UsageError(f"{', '.join(misplaced)}: not used for --event {event}")
     assumed = [f"everyone has the {role!r} role"]
     if event == "pull_request":
         pr = PullRequest.from_payload(payload)

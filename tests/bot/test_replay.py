@@ -338,3 +338,11 @@ def test_dry_run_options_without_dry_run_are_usage_errors(tmp_path, capsys) -> N
     assert cli_main(["replay", str(payload), "--event", "issue_comment", "--head", "HEAD",
                      "--as-role", "admin"]) == 2
     assert "--head, --as-role: only used with --dry-run" in capsys.readouterr().err
+
+
+def test_dry_run_options_of_another_event_are_usage_errors(tmp_path) -> None:
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps({"action": "opened", "pull_request": {}}))
+    with pytest.raises(UsageError, match="--base, --report: not used for --event pull_request"):
+        main([str(payload), "--event", "pull_request", "--repo", str(Path(__file__).resolve().parents[2]),
+              "--dry-run", "--base", "HEAD", "--report", "r.json"])
