@@ -269,9 +269,11 @@ class GitWorkspace:
 class LocalWorkspace:
     """For `flagbot replay --dry-run`: a throwaway shared clone of a local checkout."""
 
-    def __init__(self, repo: Path, scratch: Path) -> None:
+    def __init__(self, repo: Path, scratch: Path,
+                 on_push: Callable[[str, Sequence[str]], None] | None = None) -> None:
         self.repo = repo
         self.scratch = scratch
+        self.on_push = on_push  # told of each push instead of making it (the replay records it)
 
     def held(self) -> AbstractContextManager[None]:
         """Nothing to lock: the scratch clones are this run's own."""
@@ -295,7 +297,9 @@ class LocalWorkspace:
         return path
 
     def push(self, url: str, refspecs: Sequence[str]) -> list[Pushed]:
-        """Nothing is pushed in a dry run; each ref says so."""
+        """Nothing is pushed in a dry run: `on_push` is told, and each ref says `dry-run`."""
+        if self.on_push is not None:
+            self.on_push(url, refspecs)
         return [Pushed(spec.rpartition(":")[2], "dry-run") for spec in refspecs]
 
     @contextmanager

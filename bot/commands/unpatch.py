@@ -159,7 +159,8 @@ def answer(git_dir: Path, head: str, base: str, rels: list[str], branches: list[
     for rel, branch, tip in zip(rels, branches, tips, strict=True):
         count = git.out(["rev-list", "--count", f"{base}..{tip}"], cwd=git_dir, git_dir=git_dir)
         short = git.out(["diff", "--shortstat", base, tip], cwd=git_dir, git_dir=git_dir).strip()
-        state = {"unchanged": "already up to date"}.get(outcomes.get(branch, ""), "pushed")
+        state = {"unchanged": "already up to date", "dry-run": "not pushed: dry run"}.get(
+            outcomes.get(branch, ""), "pushed")
         lines.append(f"- {code(branch)} ({state}): base {code(base[:12])} + {count} vendor "
                      f"commit(s) from {code(rel)} at head {code(head[:12])}, tip "
                      f"{code(tip[:12])}; {short or 'no file changes'}")

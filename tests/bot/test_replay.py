@@ -3,16 +3,27 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from flagbot.bot.devices.ids import Request
 from flagbot.bot.handlers import HANDLERS, wants
 from flagbot.bot.replay import main
 from flagbot.hooks.cli import main as cli_main
 from flagbot.hooks.errors import UsageError
+from tests.bot.commands_support import branch, example_pr
+from tests.bot.devices_support import (
+    deliver_pr,
+    device_repo,
+    finish_run,
+    op,
+    open_device_pr,
+    report,
+)
 from tests.bot.handlers_support import bot_for, clean_backend, deliver, missing_patch_lines, open_pr
 
 
@@ -189,3 +200,149 @@ def test_dry_run_names_the_payload_commits_the_checkout_lacks(emu, repo, tmp_pat
     with pytest.raises(UsageError, match="are not in this checkout") as exc:
         main([str(payload), "--event", "pull_request", "--repo", str(unrelated), "--dry-run"])
     assert pr["head"]["sha"] in str(exc.value) and "fetch origin pull/1/head" in str(exc.value)
+
+
+def comment_payload(emu, repo, tmp_path: Path, body: str, sender: str = "bob") -> tuple[Path, int]:
+    """A person's comment on #1, saved as a payload file; (the file, the comment id)."""
+    data = emu.payload(event="issue_comment", action="created", repo=repo, number=1, sender=sender,
+                       body=body)
+    path = tmp_path / "comment.json"
+    path.write_text(json.dumps(data))
+    return path, int(data["comment"]["id"])
+
+
+def test_help_comment_replayed_dry_prints_the_reply_and_sends_nothing(emu, repo, tmp_path, capsys) -> None:
+    open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
+    checkout = clone(emu, repo, tmp_path)
+    payload, comment_id = comment_payload(emu, repo, tmp_path, "thanks!\n/help")
+    emu.reset_calls()
+    assert main([str(payload), "--event", "issue_comment", "--repo", str(checkout), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert emu.calls == []
+    assert [c["user"]["login"] for c in emu.comments(repo, 1)] == ["bob"]
+    assert "issue_comment.created: 2 action(s) would do" in out
+    assert f"reaction.create comment={comment_id} content='eyes'" in out
+    assert "comment.create pr=1" in out and "      | ✅ `/help`" in out
+    assert "You (`bob`) have the `write` role here" in out
+    assert "assumed: everyone has the 'write' role" in out
+    assert "(refs/remotes/pr/1)" in out and "(refs/remotes/origin/main)" in out
+
+
+def test_the_role_of_a_dry_run_commenter_is_an_option(emu, repo, tmp_path, capsys) -> None:
+    emu.push_commit(repo, branch="main", files={".github/flagbot.yml": "commands:\n  unpatch: write\n"})
+    open_pr(emu, repo, {"hardwares/A_X100/x.md": "x\n"})
+    checkout = clone(emu, repo, tmp_path)
+    payload, _ = comment_payload(emu, repo, tmp_path, "/unpatch A_X100 1234")
+    assert main([str(payload), "--event", "issue_comment", "--repo", str(checkout), "--dry-run",
+                 "--as-role", "read"]) == 0
+    assert "`/unpatch` needs the `write` permission on this repository; `bob` has `read`" \
+        in capsys.readouterr().out
+
+
+def test_unpatch_comment_replayed_dry_records_the_push_and_makes_none(emu, tmp_path, capsys) -> None:
+    repo, upstream = example_pr(emu, tmp_path)
+    checkout = clone(emu, repo, tmp_path)
+    refs_before = subprocess.run(["git", "-C", str(checkout), "show-ref"], capture_output=True,
+                                 text=True, check=True).stdout
+    b8 = upstream.base[:8]
+    payload, _ = comment_payload(emu, repo, tmp_path, f"/unpatch A_X100 {b8}")
+    emu.reset_calls()
+    assert main([str(payload), "--event", "issue_comment", "--repo", str(checkout), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    name = f"unpatch/A_X100/{b8}"
+    push = re.search(r"git\.push url='(.*)' refspecs=\['\+([0-9a-f]{40}):refs/heads/(.*)'\]", out)
+    assert push and push.group(1) == repo.clone_url and push.group(3) == name
+    assert f"`{name}` (not pushed: dry run)" in out
+    assert "3 files changed, 5 insertions(+), 2 deletions(-)" in out
+    # nothing reached the emulator, and the checkout has no new refs or files
+    assert emu.calls == [] and branch(repo, name) is None
+    assert subprocess.run(["git", "-C", str(checkout), "show-ref"], capture_output=True, text=True,
+                          check=True).stdout == refs_before
+    assert subprocess.run(["git", "-C", str(checkout), "status", "--porcelain"], capture_output=True,
+                          text=True, check=True).stdout == ""
+
+
+def finished_run(emu, settings, tmp_path: Path, *, action: str = "completed") -> tuple[Path, Path, dict]:
+    """A dispatched device check whose run finished: (checkout, payload file, the PR)."""
+    repo = device_repo(emu)
+    pr = open_device_pr(emu, repo)
+    deliver_pr(emu, settings, repo)
+    [run] = emu.workflow_runs(repo)
+    finish_run(emu, repo, run["id"], None)
+    checkout = clone(emu, repo, tmp_path)
+    payload = tmp_path / "run.json"
+    payload.write_text(json.dumps(emu.payload(event="workflow_run", action=action, repo=repo,
+                                              run_id=run["id"])))
+    emu.reset_calls()
+    return checkout, payload, pr
+
+
+def test_workflow_run_replayed_dry_gives_the_reports_verdict(emu, settings, tmp_path, capsys) -> None:
+    checkout, payload, pr = finished_run(emu, settings, tmp_path)
+    doc = tmp_path / "report.json"
+    doc.write_text(json.dumps(report([op("softmax")])))
+    assert main([str(payload), "--event", "workflow_run", "--repo", str(checkout), "--dry-run",
+                 "--report", str(doc)]) == 0
+    out = capsys.readouterr().out
+    assert emu.calls == []
+    assert "check_run.update id=1 status='completed' conclusion='success' title='1 op(s) passed'" in out
+    assert "  conclusion: success" in out
+    assert f"assumed: 'flagbot / kernels (a_x100)' on {pr['head']['sha'][:12]} is queued" in out
+    # without the report, the run is concluded as one that uploaded none
+    assert main([str(payload), "--event", "workflow_run", "--repo", str(checkout), "--dry-run"]) == 1
+    out = capsys.readouterr().out
+    assert "title='no report'" in out and "uploaded no report artifact" in out
+
+
+def test_workflow_run_in_progress_replayed_dry_starts_the_check_run(emu, settings, tmp_path, capsys) -> None:
+    checkout, payload, _ = finished_run(emu, settings, tmp_path, action="in_progress")
+    payload.write_text(payload.read_text().replace('"status": "completed"', '"status": "in_progress"'))
+    assert main([str(payload), "--event", "workflow_run", "--repo", str(checkout), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "check_run.update id=1 status='in_progress'" in out and "check_run: in_progress" in out
+
+
+def test_a_foreign_workflow_run_replayed_dry_is_skipped_with_the_reason(emu, settings, tmp_path, capsys) -> None:
+    checkout, payload, _ = finished_run(emu, settings, tmp_path)
+    data = json.loads(payload.read_text())
+    data["workflow_run"]["event"] = "pull_request"
+    payload.write_text(json.dumps(data))
+    assert main([str(payload), "--event", "workflow_run", "--repo", str(checkout), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "0 action(s) would do" in out and "skipped: not a dispatch of the configured workflow" in out
+
+
+def test_workflow_job_and_the_deadline_are_refused_with_what_is_needed(emu, settings, tmp_path) -> None:
+    repo = device_repo(emu)
+    open_device_pr(emu, repo)
+    deliver_pr(emu, settings, repo)
+    [run] = emu.workflow_runs(repo)
+    emu.set_workflow_run(repo, run["id"], "in_progress", labels=["self-hosted", "a_x100"])
+    checkout = clone(emu, repo, tmp_path)
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps(emu.payload(event="workflow_job", action="in_progress", repo=repo,
+                                          run_id=run["id"])))
+    with pytest.raises(UsageError, match="only GitHub can look the run up") as exc:
+        main([str(job), "--event", "workflow_job", "--repo", str(checkout), "--dry-run"])
+    assert "workflow_run payload" in (exc.value.hint or "")
+    deadline = tmp_path / "deadline.json"
+    deadline.write_text(json.dumps({"request": Request.from_title(run["display_title"]).id}))
+    for extra in (["--dry-run"], []):
+        with pytest.raises(UsageError, match="the worker's own follow-up"):
+            main([str(deadline), "--event", "flagbot_deadline", "--repo", str(checkout), *extra])
+
+
+def test_dry_run_options_without_dry_run_are_usage_errors(tmp_path, capsys) -> None:
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps({"action": "created", "comment": {"body": "/help", "user": {"login": "x"}}}))
+    assert cli_main(["replay", str(payload), "--event", "issue_comment", "--head", "HEAD",
+                     "--as-role", "admin"]) == 2
+    assert "--head, --as-role: only used with --dry-run" in capsys.readouterr().err
+
+
+def test_dry_run_options_of_another_event_are_usage_errors(tmp_path) -> None:
+    payload = tmp_path / "p.json"
+    payload.write_text(json.dumps({"action": "opened", "pull_request": {}}))
+    with pytest.raises(UsageError, match="--base, --report: not used for --event pull_request"):
+        main([str(payload), "--event", "pull_request", "--repo", str(Path(__file__).resolve().parents[2]),
+              "--dry-run", "--base", "HEAD", "--report", "r.json"])
