@@ -54,10 +54,11 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def finish(client: GitHubClient, run_id: int, result: checkruns.CheckResult, tracked: Tracked) -> None:
-    """Complete check run `run_id` with `result` (annotations in batches of 50)."""
-    chunks = checkruns.batches([checkruns.annotation(f) for f in sorted(result.findings)])
-    base: dict[str, Any] = {"title": result.title, "summary": checkruns.clip(result.summary)}
+def finish(client: GitHubClient, run_id: int, result: checkruns.CheckResult, tracked: Tracked,
+           max_annotations: int = checkruns.MAX_ANNOTATIONS) -> None:
+    """Complete check run `run_id` with `result` (its first `max_annotations` findings
+    annotated, in batches of 50)."""
+    base, chunks = checkruns.output(result, max_annotations)
     done = Tracked(tracked.request, tracked.run_id, tracked.ops, "done").encode()
     client.update_check_run(run_id, {
         "status": "completed", "conclusion": result.conclusion, "completed_at": now_utc(),
@@ -330,5 +331,5 @@ def conclude(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device,
                 f"The workflow run ended `{code(conclusion or 'unknown', 40)}` without a usable "
                 f"report ({exc}); it failed before the check wrote one, or did not upload it. "
                 "See its logs.", url)
-    finish(ctx.client, ref.id, result, done)
+    finish(ctx.client, ref.id, result, done, ctx.settings.max_annotations)
     return result.conclusion

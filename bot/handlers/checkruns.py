@@ -83,15 +83,10 @@ def batches(items: Sequence[dict[str, Any]], size: int = MAX_ANNOTATIONS_PER_REQ
     return [list(items[i : i + size]) for i in range(0, len(items), size)] or [[]]
 
 
-def publish(client: GitHubClient, head_sha: str, result: CheckResult,
-            max_annotations: int = MAX_ANNOTATIONS) -> str:
-    """Write `result` as the check run `result.name` on `head_sha`, annotating its first
-    `max_annotations` findings (the summary counts the rest); returns what was done."""
-    ext = digest(result)
-    runs = client.check_runs(head_sha, result.name)
-    latest: CheckRunRef | None = max(runs, key=lambda r: r.id) if runs else None
-    if latest is not None and latest.status == "completed" and latest.external_id == ext:
-        return "unchanged"
+def output(result: CheckResult, max_annotations: int = MAX_ANNOTATIONS
+           ) -> tuple[dict[str, Any], list[list[dict[str, Any]]]]:
+    """The check run's output (title, summary, text) and its annotations in request-sized
+    batches: the first `max_annotations` findings, the summary counting the rest."""
     findings = sorted(result.findings)
     chunks = batches([annotation(f) for f in findings[:max(max_annotations, 0)]])
     summary = result.summary
@@ -101,6 +96,19 @@ def publish(client: GitHubClient, head_sha: str, result: CheckResult,
     base: dict[str, Any] = {"title": result.title, "summary": clip(summary)}
     if result.text:
         base["text"] = clip(result.text)
+    return base, chunks
+
+
+def publish(client: GitHubClient, head_sha: str, result: CheckResult,
+            max_annotations: int = MAX_ANNOTATIONS) -> str:
+    """Write `result` as the check run `result.name` on `head_sha`, annotating its first
+    `max_annotations` findings (the summary counts the rest); returns what was done."""
+    ext = digest(result)
+    runs = client.check_runs(head_sha, result.name)
+    latest: CheckRunRef | None = max(runs, key=lambda r: r.id) if runs else None
+    if latest is not None and latest.status == "completed" and latest.external_id == ext:
+        return "unchanged"
+    base, chunks = output(result, max_annotations)
     first = {
         "status": "completed",
         "conclusion": result.conclusion,

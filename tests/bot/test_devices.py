@@ -118,6 +118,21 @@ def test_a_push_cancels_the_old_heads_run(emu, settings) -> None:
     assert kernel_runs(emu, repo, pr["head"]["sha"])[0]["conclusion"] == "cancelled"
 
 
+def test_a_device_run_s_annotations_are_capped_like_every_check_run(emu, settings) -> None:
+    settings = settings.with_overrides(max_annotations=2)
+    repo = device_repo(emu)
+    pr = open_device_pr(emu, repo)
+    deliver_pr(emu, settings, repo)
+    [run] = emu.workflow_runs(repo)
+    failing = [op(name, "fail", source=f"ops/{name}.py", reason="accurate; too slow", speedup=1.0)
+               for name in ("softmax", "rms_norm", "mm", "log_softmax")]
+    finish_run(emu, repo, run["id"], report(failing, exit_code=1), conclusion="failure")
+    deliver_run(emu, settings, repo, run["id"])
+    [check] = kernel_runs(emu, repo, pr["head"]["sha"])
+    assert len(check["output"]["annotations"]) == 2
+    assert "2 more finding(s) are not annotated" in check["output"]["summary"]
+
+
 def test_a_finished_run_gives_the_verdict_table_and_annotations(emu, settings) -> None:
     repo = device_repo(emu)
     pr = open_device_pr(emu, repo)
