@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flagbot.bot.commands.text import code, code_block
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile
+from flagbot.bot.markdown import code, code_block
 from flagbot.hooks import git
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError, UsageError

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
-from flagbot.bot.commands.text import code
 from flagbot.bot.devices import plan, runs, trust
 from flagbot.bot.handlers import labels, summary
+from flagbot.bot.markdown import code
 from flagbot.hooks.errors import UsageError
 
 

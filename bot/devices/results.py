@@ -8,10 +8,10 @@ under the device's backend folder.
 
 from __future__ import annotations
 
-from flagbot.bot.commands.text import code
 from flagbot.bot.devices.plan import Device, Rules
 from flagbot.bot.devices.report import Report
 from flagbot.bot.handlers import checkruns
+from flagbot.bot.markdown import code
 from flagbot.hooks.findings import ERROR, Finding
 
 ICONS = {"pass": "✅", "fail": "❌", "near": "➖", "unmeasured": "✅", "error": "❌",

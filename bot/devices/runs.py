@@ -17,7 +17,6 @@ from typing import Any
 
 from github import GithubException
 
-from flagbot.bot.commands.text import code
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import local, plan, results, trust
 from flagbot.bot.devices.artifact import ArtifactError, fetch_report
@@ -26,6 +25,7 @@ from flagbot.bot.devices.plan import Device, Rules
 from flagbot.bot.devices.report import ReportError, parse_report
 from flagbot.bot.github import ChangedFile, CheckRunRef, GitHubClient
 from flagbot.bot.handlers import checkruns, labels, summary
+from flagbot.bot.markdown import code
 
 ACTIVE = ("queued", "in_progress")
 ICONS = {"success": "✅", "failure": "❌", "cancelled": "➖", "timed_out": "⌛",
@@ -151,7 +151,7 @@ def local_result(ran: local.LocalRun, device: Device, rule: Rules) -> checkruns.
 
 
 def tail_block(text: str) -> str:
-    from flagbot.bot.commands.text import code_block
+    from flagbot.bot.markdown import code_block
 
     return "Its output ended with:\n\n" + code_block(text[-2000:] or "(nothing)")
 

@@ -19,9 +19,9 @@ from git import GitCommandError
 
 from flagbot.bot.commands.base import CommandContext, Outcome, allows, required_role
 from flagbot.bot.commands.parse import MAX_COMMANDS, Invocation, Parsed, parse
-from flagbot.bot.commands.text import clip, code, code_block
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github import Comment
+from flagbot.bot.markdown import clip, code, code_block
 from flagbot.hooks.config import CONFIG_PATH
 from flagbot.hooks.errors import FlagbotError, UsageError
 

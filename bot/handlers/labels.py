@@ -15,7 +15,7 @@ from github import GithubException
 
 from flagbot.bot.github import ChangedFile, GitHubClient, Label
 from flagbot.bot.globs import compile_globs, matching_glob
-from flagbot.bot.handlers.markdown import code
+from flagbot.bot.markdown import code
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.findings import WARNING, Finding
 from flagbot.hooks.patches.devices import DEVICE_RE

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flagbot.bot.github import ChangedFile
 from flagbot.bot.handlers.checkruns import CheckResult
-from flagbot.bot.handlers.markdown import code, plain
+from flagbot.bot.markdown import code, plain
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError
 from flagbot.hooks.findings import ERROR, WARNING, Finding

@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from flagbot.bot import regenerate, sandbox
-from flagbot.bot.commands.text import code_block
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment
 from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
-from flagbot.bot.handlers.markdown import plain
+from flagbot.bot.markdown import code_block, plain
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 from flagbot.hooks.findings import Finding

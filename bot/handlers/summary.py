@@ -14,7 +14,7 @@ from typing import Any
 
 from flagbot.bot.github import Comment, GitHubClient
 from flagbot.bot.handlers.checkruns import CheckResult
-from flagbot.bot.handlers.markdown import code, plain
+from flagbot.bot.markdown import code, plain
 
 MARKER = "<!-- flagbot:summary"
 KERNELS_BEGIN = "<!-- flagbot:kernels -->"
