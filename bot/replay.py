@@ -83,7 +83,7 @@ def require_commits(repo: Path, shas: dict[str, str], number: int) -> None:
     from flagbot.hooks import git
 
     missing = [f"{role} {sha}" for role, sha in shas.items()
-               if git.run(["cat-file", "-e", f"{sha}^{{commit}}"], cwd=repo, check=False).returncode]
+               if not git.has_object(repo, f"{sha}^{{commit}}")]
     if missing:
         raise UsageError(f"{repo}: the payload's {' and '.join(missing)} are not in this checkout",
                          hint=f"git -C {repo} fetch origin pull/{number}/head (and the base branch), "
