@@ -8,9 +8,7 @@ from typing import Any
 
 from flagbot.bot.commands.parse import Invocation
 from flagbot.bot.context import Context, PullRequest, field_of
-
-# Repository roles, weakest first, as GET .../collaborators/{user}/permission names them.
-ROLES = ("none", "read", "triage", "write", "maintain", "admin")
+from flagbot.bot.github.client import ROLES
 
 
 @dataclass(frozen=True)
