@@ -75,12 +75,12 @@ def handle(ctx: Context) -> dict[str, Any]:
     if capped:  # GitHub stops listing at 3000 files; git has them all
         files = ctx.workspace.changed_files(pr)
     # a FlagGems or FlagScale repository without configuration: its own folders are checked
-    ctx.config = layout_for_paths(ctx.config, labels.touched_paths(files))
+    paths = labels.touched_paths(files)
+    ctx.config = layout_for_paths(ctx.config, paths)
     regen = regenerate.for_pull(ctx, pr, files)
     if regen.outcome == "pushed":  # the new head's synchronize delivery does the rest
         return {"regenerated": regen.outcome, "commit": regen.commit, "conclusions": {},
                 "writes": {}}
-    paths = labels.touched_paths(files)
     label_findings: list[Finding] = []
     wanted = labels.plan_labels(ctx.config, paths, known=known_devices(ctx, pr, paths),
                                 max_vendor=ctx.settings.max_vendor_labels, skipped=label_findings)
