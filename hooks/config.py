@@ -11,7 +11,6 @@ import copy
 import re
 import reprlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -334,9 +333,3 @@ def parse_config(text: str | None) -> RepoConfig:
     if problems:
         raise ConfigError(problems)
     return RepoConfig(merged, frozenset(loaded))
-
-
-def load_config(repo_root: Path) -> RepoConfig:
-    """Read `.github/flagbot.yml` from a checkout (the working tree), or the defaults."""
-    path = repo_root / CONFIG_PATH
-    return parse_config(path.read_text(encoding="utf-8") if path.is_file() else None)

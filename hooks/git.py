@@ -203,17 +203,6 @@ def toplevel(path: Path) -> Path:
     return Path(top)
 
 
-def common_dir(repo: Path) -> Path:
-    """The repository's common git directory (shared by all its worktrees), absolute."""
-    text = out(["rev-parse", "--path-format=absolute", "--git-common-dir"], cwd=repo)
-    return Path(text)
-
-
-def object_dir(repo: Path) -> Path:
-    """The repository's object directory, absolute."""
-    return Path(out(["rev-parse", "--path-format=absolute", "--git-path", "objects"], cwd=repo))
-
-
 def resolve_commit(repo: Path, rev: str, *, what: str = "commit") -> str:
     """Full id of `rev` as a commit; UsageError naming `what` if unknown or ambiguous."""
     proc = run(["rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}"],

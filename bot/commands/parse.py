@@ -84,8 +84,3 @@ def parse(body: str) -> Parsed:
         commands.append(Invocation(match.group(1).lower(), tuple(args[:MAX_ARGS]),
                                    raw[:MAX_LINE_CHARS].strip(), len(args) > MAX_ARGS))
     return Parsed(tuple(commands), dropped)
-
-
-def has_command(body: str) -> bool:
-    """Cheap test at ingest: could `body` hold a command at all?"""
-    return "/" in body and parse(body).commands != ()
