@@ -1,0 +1,165 @@
+"""Megatron-LM-FL: `megatron/plugin/override_registry.py` against `@overridable` and platforms.
+
+`register(target, impl, vendor="default")` files `impl` under the key made of the last two
+dotted segments of `target`; `@overridable` looks its own key up at first call (a class:
+`<module>.<Class>`; a function whose first parameter is `self`: `<Class>.<method>`; any other
+function: `<module>.<function>`). The vendor chosen at run time is `MG_FL_PREFER` or the
+platform's `device_name()`, then `default`. `impl` is imported lazily and an import failure
+is only logged at debug level: every mistake here silently runs the original CUDA code.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from flagbot.hooks.plugins.dispatch_config import close
+from flagbot.hooks.plugins.rules import Report
+from flagbot.hooks.plugins.sources import Sources, argument, call_name, literal_str, top_level_names
+
+REGISTRY = Path("megatron/plugin/override_registry.py")
+PLATFORMS = Path("megatron/plugin/platform")
+DEFAULT_VENDOR = "default"
+MARKER = b"overridable"
+
+
+@dataclass(frozen=True)
+class Registration:
+    target: str | None
+    impl: str | None
+    vendor: str | None
+    line: int
+
+
+def module_basename(root: Path, path: Path) -> str:
+    """The last segment of the module a file defines (a package's `__init__.py`: the package)."""
+    rel = path.relative_to(root).with_suffix("")
+    return rel.parent.name if rel.name == "__init__" else rel.name
+
+
+def decorated(node: ast.AST) -> bool:
+    decorators = getattr(node, "decorator_list", [])
+    return any((isinstance(d, ast.Name) and d.id == "overridable")
+               or (isinstance(d, ast.Attribute) and d.attr == "overridable") for d in decorators)
+
+
+def overridable_keys(sources: Sources, root: Path) -> set[str]:
+    """Every key an `@overridable` under `megatron/` looks up (files without the word are
+    skipped unparsed: a few of the tree's hundreds of modules carry the decorator)."""
+    keys: set[str] = set()
+    for path in sorted((root / "megatron").rglob("*.py")):
+        try:
+            if MARKER not in path.read_bytes():
+                continue
+        except OSError:
+            continue
+        tree = sources.module(path, quiet=True)
+        if tree is not None:
+            collect_keys(tree, module_basename(root, path), None, keys)
+    return keys
+
+
+def collect_keys(node: ast.AST, module: str, owner: str | None, keys: set[str]) -> None:
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.ClassDef):
+            if decorated(child):
+                keys.add(f"{module}.{child.name}")
+            collect_keys(child, module, child.name, keys)
+        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if decorated(child):
+                params = child.args.posonlyargs + child.args.args
+                is_method = bool(params) and params[0].arg == "self" and owner is not None
+                keys.add(f"{owner}.{child.name}" if is_method else f"{module}.{child.name}")
+            collect_keys(child, module, None, keys)
+        else:
+            collect_keys(child, module, owner, keys)
+
+
+def device_names(sources: Sources, root: Path) -> set[str]:
+    """String literals `device_name()` returns in `megatron/plugin/platform/platform_*.py`."""
+    names: set[str] = set()
+    for path in sorted((root / PLATFORMS).glob("platform_*.py")):
+        tree = sources.module(path, quiet=True)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.FunctionDef) and node.name == "device_name":
+                for sub in ast.walk(node):
+                    value = literal_str(sub.value) if isinstance(sub, ast.Return) else None
+                    if value:
+                        names.add(value)
+    return names
+
+
+def registrations(tree: ast.Module) -> list[Registration]:
+    """The `register(...)` calls of the registry module."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and call_name(node) == "register":
+            vendor_node = argument(node, "vendor", 2)
+            vendor = DEFAULT_VENDOR if vendor_node is None else literal_str(vendor_node)
+            out.append(Registration(literal_str(argument(node, "target", 0)),
+                                    literal_str(argument(node, "impl", 1)), vendor, node.lineno))
+    return sorted(out, key=lambda r: r.line)
+
+
+def impl_problem(sources: Sources, root: Path, impl: str) -> str | None:
+    """Why `impl` (`pkg.module.attr`) cannot be imported from the tree, or None."""
+    module, _, attr = impl.rpartition(".")
+    if not module:
+        return f"{impl!r} is not a dotted module.attribute path, and the plugin rejects it"
+    base = root.joinpath(*module.split("."))
+    path = next((p for p in (base.with_suffix(".py"), base / "__init__.py") if p.is_file()), None)
+    if path is None:
+        return (f"module {module} does not exist (no {base.relative_to(root).as_posix()}.py"
+                " or package), so the import fails")
+    tree = sources.module(path)
+    if tree is None:
+        return None  # reported as a syntax error or too large
+    names, open_ended = top_level_names(tree)
+    if attr in names or open_ended:
+        return None
+    return f"module {module} has no top-level {attr!r}{close(attr, names)}"
+
+
+def check_registry(report: Report, sources: Sources, root: Path) -> None:
+    """All findings of `<root>/megatron/plugin/override_registry.py`."""
+    path = root / REGISTRY
+    tree = sources.module(path)
+    if tree is None:
+        return
+    keys = overridable_keys(sources, root)
+    vendors = device_names(sources, root)
+    seen: dict[tuple[str, str], int] = {}
+    for reg in registrations(tree):
+        dynamic = [name for name, value in (("target", reg.target), ("impl", reg.impl),
+                                            ("vendor", reg.vendor)) if value is None]
+        if dynamic:
+            report.add("plugin-register-dynamic", path, reg.line, f"register(): "
+                       f"{', '.join(dynamic)} not a string literal, so this override cannot be "
+                       "checked statically; write the literal string")
+        vendor = reg.vendor.lower() if reg.vendor is not None else None
+        if reg.target is not None:
+            key = ".".join(reg.target.rsplit(".", 2)[-2:])
+            if key not in keys:
+                report.add("plugin-target-not-overridable", path, reg.line, f"target "
+                           f"{reg.target!r}: no @overridable function, method or class has the "
+                           f"key {key!r} (its last two segments), so the override is never "
+                           f"consulted and the original code runs{close(key, keys)}; fix the "
+                           "target or decorate the original with @overridable")
+            if vendor is not None:
+                if (key, vendor) in seen:
+                    report.add("plugin-duplicate-register", path, reg.line, f"{key} is registered "
+                               f"again for vendor {vendor!r} (first at line {seen[key, vendor]}): "
+                               "this later impl silently replaces the first; keep one")
+                seen.setdefault((key, vendor), reg.line)
+        if reg.impl is not None:
+            problem = impl_problem(sources, root, reg.impl)
+            if problem:
+                report.add("plugin-impl-not-found", path, reg.line, f"impl: {problem}; the plugin "
+                           "logs it at debug level and silently runs the original code; fix the "
+                           "path")
+        if vendor is not None and vendor != DEFAULT_VENDOR and vendor not in vendors:
+            report.add("plugin-unknown-vendor", path, reg.line, f"vendor {reg.vendor!r} is no "
+                       f"platform's device_name() ({', '.join(sorted(vendors)) or 'none found'}), "
+                       f"so the override is used only under MG_FL_PREFER={vendor}"
+                       f"{close(vendor, vendors)}; use the device name or 'default'")
