@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flagbot.hooks import unchecked
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import Finding
 from flagbot.hooks.plugins import megatron
@@ -70,10 +71,13 @@ def select_file(path: Path, selection: Selection) -> bool:
     return False
 
 
-def select(paths: Sequence[Path]) -> Selection:
-    """The registries `paths` select; UsageError for a path that selects none."""
+def select(paths: Sequence[Path], base: Path) -> tuple[Selection, list[Finding]]:
+    """The registries `paths` select, and a `nothing-checked` warning for each path that
+    selects none; UsageError for a path that does not exist."""
     selection = Selection()
+    unselected: list[Finding] = []
     for path in paths:
+        shown = Report(base).rel(path)
         if path.is_dir():
             found = False
             for pkg in packages_under(path):
@@ -83,18 +87,18 @@ def select(paths: Sequence[Path]) -> Selection:
                 selection.megatron.add(path.resolve())
                 found = True
             if not found:
-                raise UsageError(f"{path}: no plugin registry here (looked for "
-                                 "<pkg>/dispatch/config/*.yaml beside <pkg>/dispatch/backends/, "
-                                 f"and {megatron.REGISTRY})",
-                                 hint="pass the repository root or registry files")
+                unselected.append(unchecked.finding(shown, "no plugin registry here (looked for "
+                                  "<pkg>/dispatch/config/*.yaml beside <pkg>/dispatch/backends/ "
+                                  f"and {megatron.REGISTRY}); pass the repository root"))
         elif path.is_file():
             if not select_file(path.resolve(), selection):
-                raise UsageError(f"{path}: not a plugin registry file nor one registries are "
-                                 "checked against", hint="pass a dispatch config, a "
-                                 "register_ops.py, a Megatron source or the repository root")
+                unselected.append(unchecked.finding(shown, "belongs to no plugin registry (a "
+                                  "dispatch config, a file of a dispatch package, or a Python "
+                                  "file of a Megatron tree with an override registry); not "
+                                  "checked"))
         else:
-            raise UsageError(f"{path}: no such file or folder")
-    return selection
+            raise UsageError(f"{shown}: no such file or folder")
+    return selection, unselected
 
 
 def check_plugins(paths: Sequence[Path | str], *, base: Path | None = None) -> list[Finding]:
@@ -103,7 +107,8 @@ def check_plugins(paths: Sequence[Path | str], *, base: Path | None = None) -> l
     here = (base or Path.cwd()).resolve()
     report = Report(here)
     sources = Sources(report)
-    selection = select([here / p for p in (paths or ["."])])
+    selection, findings = select([here / p for p in (paths or ["."])], here)
+    report.findings += findings
     for pkg, chosen in sorted(selection.dispatch.items()):
         plugin = read_plugin(sources, pkg)
         files = chosen if chosen is not None else {
