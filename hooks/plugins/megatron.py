@@ -26,10 +26,16 @@ MARKER = b"overridable"
 
 @dataclass(frozen=True)
 class Registration:
+    """One register() call: its literal arguments (None: not a literal) and their lines."""
+
     target: str | None
     impl: str | None
     vendor: str | None
     line: int
+    lines: dict[str, int]
+
+    def at(self, name: str) -> int:
+        return self.lines.get(name, self.line)
 
 
 def module_basename(root: Path, path: Path) -> str:
@@ -97,10 +103,12 @@ def registrations(tree: ast.Module) -> list[Registration]:
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and call_name(node) == "register":
-            vendor_node = argument(node, "vendor", 2)
-            vendor = DEFAULT_VENDOR if vendor_node is None else literal_str(vendor_node)
-            out.append(Registration(literal_str(argument(node, "target", 0)),
-                                    literal_str(argument(node, "impl", 1)), vendor, node.lineno))
+            nodes = {name: argument(node, name, i) for i, name in enumerate(("target", "impl",
+                                                                              "vendor"))}
+            vendor = DEFAULT_VENDOR if nodes["vendor"] is None else literal_str(nodes["vendor"])
+            lines = {name: n.lineno for name, n in nodes.items() if n is not None}
+            out.append(Registration(literal_str(nodes["target"]), literal_str(nodes["impl"]),
+                                    vendor, node.lineno, lines))
     return sorted(out, key=lambda r: r.line)
 
 
@@ -136,32 +144,32 @@ def check_registry(report: Report, sources: Sources, root: Path) -> None:
         dynamic = [name for name, value in (("target", reg.target), ("impl", reg.impl),
                                             ("vendor", reg.vendor)) if value is None]
         if dynamic:
-            report.add("plugin-register-dynamic", path, reg.line, f"register(): "
+            report.add("plugin-register-dynamic", path, reg.at(dynamic[0]), f"register(): "
                        f"{', '.join(dynamic)} not a string literal, so this override cannot be "
                        "checked statically; write the literal string")
         vendor = reg.vendor.lower() if reg.vendor is not None else None
         if reg.target is not None:
             key = ".".join(reg.target.rsplit(".", 2)[-2:])
             if key not in keys:
-                report.add("plugin-target-not-overridable", path, reg.line, f"target "
+                report.add("plugin-target-not-overridable", path, reg.at("target"), f"target "
                            f"{reg.target!r}: no @overridable function, method or class has the "
                            f"key {key!r} (its last two segments), so the override is never "
                            f"consulted and the original code runs{close(key, keys)}; fix the "
                            "target or decorate the original with @overridable")
             if vendor is not None:
                 if (key, vendor) in seen:
-                    report.add("plugin-duplicate-register", path, reg.line, f"{key} is registered "
+                    report.add("plugin-duplicate-register", path, reg.at("target"), f"{key} is registered "
                                f"again for vendor {vendor!r} (first at line {seen[key, vendor]}): "
                                "this later impl silently replaces the first; keep one")
-                seen.setdefault((key, vendor), reg.line)
+                seen.setdefault((key, vendor), reg.at("target"))
         if reg.impl is not None:
             problem = impl_problem(sources, root, reg.impl)
             if problem:
-                report.add("plugin-impl-not-found", path, reg.line, f"impl: {problem}; the plugin "
+                report.add("plugin-impl-not-found", path, reg.at("impl"), f"impl: {problem}; the plugin "
                            "logs it at debug level and silently runs the original code; fix the "
                            "path")
         if vendor is not None and vendor != DEFAULT_VENDOR and vendor not in vendors:
-            report.add("plugin-unknown-vendor", path, reg.line, f"vendor {reg.vendor!r} is no "
+            report.add("plugin-unknown-vendor", path, reg.at("vendor"), f"vendor {reg.vendor!r} is no "
                        f"platform's device_name() ({', '.join(sorted(vendors)) or 'none found'}), "
                        f"so the override is used only under MG_FL_PREFER={vendor}"
                        f"{close(vendor, vendors)}; use the device name or 'default'")
