@@ -91,7 +91,7 @@ class ConfigCheck:
         oot = self.name_list(data, "oot_blacklist")
         if oot is not None and self.plugin.oot_ops is not None:
             lines = data["oot_blacklist"].item_lines
-            for name, line in zip(data["oot_blacklist"], lines):
+            for name, line in zip(data["oot_blacklist"], lines, strict=True):
                 if isinstance(name, str) and name not in self.plugin.oot_ops:
                     self.add("plugin-oot-unknown", line, f"oot_blacklist entry {name!r} is not an "
                              "out-of-tree op of the plugin (OOT_OPS), so it has no effect"
@@ -164,7 +164,7 @@ class ConfigCheck:
                      f"FlagGems); write one `- name` line per entry")
             return None
         names = set()
-        for item, line in zip(value, value.item_lines):
+        for item, line in zip(value, value.item_lines, strict=True):
             if isinstance(item, str):
                 names.add(item)
             else:
@@ -180,7 +180,7 @@ class ConfigCheck:
         if isinstance(value, str) and self.dialect.comma_vendor_lists:
             items = [(v.strip(), line) for v in value.split(",") if v.strip()]
         elif isinstance(value, YList):
-            items = [(str(v).strip(), n) for v, n in zip(value, value.item_lines) if v]
+            items = [(str(v).strip(), n) for v, n in zip(value, value.item_lines, strict=True) if v]
         else:
             self.add("plugin-list-type", line, f"{key} is a {kind_of(value)}, not a list of vendor "
                      f"names: {self.dialect.name} misreads it; write one `- vendor` line per entry")
@@ -264,7 +264,7 @@ class ConfigCheck:
             raw = [(p.strip(), line) for p in parts]
         elif isinstance(value, YList):
             raw = []
-            for item, n in zip(value, value.item_lines):
+            for item, n in zip(value, value.item_lines, strict=True):
                 if not isinstance(item, str):
                     self.add("plugin-list-type", n, f"{op}: token {item!r} is a {kind_of(item)}, "
                              "not a string: it never matches; write a token name")

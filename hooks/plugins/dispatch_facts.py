@@ -128,13 +128,13 @@ def read_vllm_platforms(sources: Sources, pkg: Path, plugin: DispatchPlugin) -> 
     table = assigned_dict(tree, "VENDOR_DEVICE_MAP") if tree is not None else None
     if table is None:
         return False
-    for key, value in zip(table.keys, table.values):
+    for key, value in zip(table.keys, table.values, strict=True):
         name = literal_str(key)
         if name is None:
             continue
         fields: dict[str, str] = {}
         if isinstance(value, ast.Dict):
-            for k, v in zip(value.keys, value.values):
+            for k, v in zip(value.keys, value.values, strict=True):
                 if literal_str(k) is not None and literal_str(v) is not None:
                     fields[str(literal_str(k))] = str(literal_str(v))
         device_name, device_type = fields.get("device_name", ""), fields.get("device_type", "")
@@ -172,7 +172,7 @@ def read_op_aliases(sources: Sources, pkg: Path) -> dict[str, str]:
     table = assigned_dict(tree, "_CLASS_TO_OP") if tree is not None else None
     if table is None:
         return {}
-    return {str(literal_str(k)): str(literal_str(v)) for k, v in zip(table.keys, table.values)
+    return {str(literal_str(k)): str(literal_str(v)) for k, v in zip(table.keys, table.values, strict=True)
             if literal_str(k) and literal_str(v)}
 
 

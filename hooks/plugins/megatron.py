@@ -106,7 +106,8 @@ def registrations(tree: ast.Module) -> list[Registration]:
             nodes = {name: argument(node, name, i) for i, name in enumerate(("target", "impl",
                                                                               "vendor"))}
             vendor = DEFAULT_VENDOR if nodes["vendor"] is None else literal_str(nodes["vendor"])
-            lines = {name: n.lineno for name, n in nodes.items() if n is not None}
+            lines = {name: getattr(n, "lineno", node.lineno) for name, n in nodes.items()
+                     if n is not None}
             out.append(Registration(literal_str(nodes["target"]), literal_str(nodes["impl"]),
                                     vendor, node.lineno, lines))
     return sorted(out, key=lambda r: r.line)

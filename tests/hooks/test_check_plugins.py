@@ -166,7 +166,7 @@ def test_alias_bombs_and_deep_nesting_are_refused_not_expanded(tmp_path: Path) -
     root = tree(tmp_path, "sglang")
     bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
-        for p, c in zip("abcdefgh", "bcdefghi"))
+        for p, c in zip("abcdefgh", "bcdefghi", strict=True))
     (root / f"{SCONF}/nvidia.yaml").write_text(bomb)
     (root / f"{SCONF}/tsingmicro.yaml").write_text("[" * 100_000)
     rules = {(f.path, f.rule) for f in check_plugins(["."], base=root)}
