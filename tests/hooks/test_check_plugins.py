@@ -201,3 +201,12 @@ def test_since_reports_only_new_findings(make_repo: MakeRepo, capsys: pytest.Cap
     assert cli.main(["--since", "HEAD"], cwd=str(repo.path)) == 0
     assert repo.snapshot() == before  # the user's HEAD, index, files and worktrees untouched
     assert cli.main(["--since", "no-such-ref"], cwd=str(repo.path)) == 2
+
+
+def test_every_rule_is_documented_with_its_severity() -> None:
+    from flagbot.hooks.plugins.rules import RULES
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "hooks.md").read_text(encoding="utf-8")
+    table = docs.split("## `check-plugins`", 1)[1]
+    for rule, (severity, _) in RULES.items():
+        assert f"| `{rule}` | {severity} |" in table, rule
