@@ -15,7 +15,6 @@ from pathlib import Path
 from flagbot.hooks import unchecked
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.hookmain import guarded, parse_args
-from flagbot.hooks.plugins import since
 from flagbot.hooks.plugins.check import check_plugins
 
 WHAT = "check-plugins"
@@ -39,7 +38,11 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
         present = [p for p in paths if (tree / p).exists()]
         return check_plugins(present, base=tree) if present else []
 
-    findings, inherited = since.judge(base, args.since, check_plugins(paths, base=base), check)
+    findings, inherited = check_plugins(paths, base=base), None
+    if args.since:
+        from flagbot.hooks.plugins import since  # git and tarfile: only when asked for
+
+        findings, inherited = since.judge(base, args.since, findings, check)
     extra: dict[str, object] = {"checked": len(paths)}
     if inherited is not None:
         extra.update(since=args.since, inherited=len(inherited))

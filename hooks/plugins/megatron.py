@@ -11,6 +11,7 @@ is only logged at debug level: every mistake here silently runs the original CUD
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,8 @@ from flagbot.hooks.plugins.sources import Sources, argument, call_name, literal_
 REGISTRY = Path("megatron/plugin/override_registry.py")
 PLATFORMS = Path("megatron/plugin/platform")
 DEFAULT_VENDOR = "default"
-MARKER = b"overridable"
+# `@overridable` or `@<module>.overridable`: files without it are not parsed
+MARKER = re.compile(rb"@[\w.]*overridable")
 
 
 @dataclass(frozen=True)
@@ -58,7 +60,7 @@ def overridable_keys(sources: Sources, root: Path) -> set[str]:
         if "tests" in path.relative_to(root).parts:
             continue  # the mechanism's own tests decorate made-up functions
         try:
-            if MARKER not in path.read_bytes():
+            if not MARKER.search(path.read_bytes()):
                 continue
         except OSError:
             continue
@@ -68,8 +70,23 @@ def overridable_keys(sources: Sources, root: Path) -> set[str]:
     return keys
 
 
+def statements(node: ast.AST) -> list[ast.stmt]:
+    """The statements directly inside `node` (bodies, else/finally branches, handlers): a
+    decorated definition is always a statement, so expressions are never walked."""
+    out: list[ast.stmt] = []
+    for name in ("body", "orelse", "finalbody"):
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            out += [s for s in value if isinstance(s, ast.stmt)]
+    for handler in getattr(node, "handlers", []):
+        out += handler.body
+    for case in getattr(node, "cases", []):
+        out += case.body
+    return out
+
+
 def collect_keys(node: ast.AST, module: str, owner: str | None, keys: set[str]) -> None:
-    for child in ast.iter_child_nodes(node):
+    for child in statements(node):
         if isinstance(child, ast.ClassDef):
             if decorated(child):
                 keys.add(f"{module}.{child.name}")
@@ -89,12 +106,14 @@ def device_names(sources: Sources, root: Path) -> set[str]:
     names: set[str] = set()
     for path in sorted((root / PLATFORMS).glob("platform_*.py")):
         tree = sources.module(path, quiet=True)
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.FunctionDef) and node.name == "device_name":
-                for sub in ast.walk(node):
-                    value = literal_str(sub.value) if isinstance(sub, ast.Return) else None
-                    if value:
-                        names.add(value)
+        classes = [c for c in tree.body if isinstance(c, ast.ClassDef)] if tree is not None else []
+        for cls in classes:
+            for fn in cls.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "device_name":
+                    for sub in ast.walk(fn):
+                        value = literal_str(sub.value) if isinstance(sub, ast.Return) else None
+                        if value:
+                            names.add(value)
     return names
 
 
@@ -123,9 +142,15 @@ def impl_problem(sources: Sources, root: Path, impl: str) -> str | None:
     if path is None:
         return (f"module {module} does not exist (no {base.relative_to(root).as_posix()}.py"
                 " or package), so the import fails")
+    text = sources.text(path)
+    if text is None:
+        return None  # reported as too large
+    if re.search(rf"^(?:def|class|async def) {re.escape(attr)}\b|^{re.escape(attr)}\s*[:=]",
+                 text, re.MULTILINE):
+        return None  # defined at top level: no need to parse the module
     tree = sources.module(path)
     if tree is None:
-        return None  # reported as a syntax error or too large
+        return None  # reported as a syntax error
     names, open_ended = top_level_names(tree)
     if attr in names or open_ended:
         return None
