@@ -47,6 +47,10 @@ DEFECTS = [
      "  silu_and_mul: [flagos, vendr, reference]", "plugin-unknown-token"),
     ("vllm", f"{VCONF}/nvidia.yaml", "    - vendor", "    - vendor:nvidia",
      "plugin-unknown-vendor"),
+    # vllm-plugin-FL's hygon.yaml routed four ops to vendor:hygon from 000054d (#179) until
+    # 6bd3124 (#223) added a hygon backend: on Hygon the token never matched
+    ("vllm", f"{VCONF}/nvidia.yaml", "    - vendor", "    - vendor:hygon",
+     "plugin-unknown-vendor"),
     ("vllm", f"{VCONF}/nvidia.yaml", " - cuda", " - nvidia", "plugin-unknown-vendor"),
     ("vllm", f"{VCONF}/nvidia.yaml", "flagos_blacklist:", "flaggems_blacklist:",
      "plugin-unknown-key"),
