@@ -16,6 +16,7 @@ from flagbot.bot.github import ChangedFile
 from flagbot.bot.globs import compile_globs, matching_glob
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.markdown import code, plain
+from flagbot.hooks import unchecked
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError
 from flagbot.hooks.findings import ERROR, WARNING, Finding
@@ -34,13 +35,17 @@ def touched(config: RepoConfig, files: Iterable[ChangedFile]) -> list[str]:
 
 def check_root(tree: Path) -> list[Finding]:
     """Every registry of the tree (none: no finding, not a `nothing-checked` warning)."""
-    return [f for f in check_plugins(["."], base=tree) if f.rule != "nothing-checked"]
+    return [f for f in check_plugins(["."], base=tree) if f.rule != unchecked.RULE]
 
 
-def new_and_inherited(tree: Path, base_sha: str) -> tuple[list[Finding], list[Finding]]:
-    """(new, inherited) findings of the head checkout `tree` against commit `base_sha`."""
+def new_and_inherited(tree: Path, base_sha: str) -> tuple[list[Finding], list[Finding]] | None:
+    """(new, inherited) findings of the head checkout `tree` against commit `base_sha`; None
+    when the head has no plugin registry at all (a `megatron/` folder of another project)."""
     try:
-        head = check_root(tree)
+        raw = check_plugins(["."], base=tree)
+        if any(f.rule == unchecked.RULE for f in raw):
+            return None
+        head = [f for f in raw if f.rule != unchecked.RULE]
         new, inherited = since.judge(tree, base_sha, head, check_root)
     except FlagbotError as exc:  # e.g. the base commit is missing: say so on the PR
         return [Finding(".", 0, ERROR, "check-plugins", str(exc))], []
@@ -70,13 +75,14 @@ def result(paths: list[str], new: list[Finding], inherited: list[Finding]) -> Ch
 
 def for_pull(ctx: Context, pr: PullRequest, config: RepoConfig,
              files: list[ChangedFile]) -> list[CheckResult]:
-    """The plugins check run for this PR, or none when it touches no registry file."""
+    """The plugins check run for this PR, or none when it touches no registry file or the
+    repository has no registry."""
     paths = touched(config, files)
     if not paths:
         return []
     with ctx.workspace.checkout(pr) as tree:
-        new, inherited = sandbox.run_limited(
+        judged = sandbox.run_limited(
             new_and_inherited, tree, pr.base_sha, memory_mb=ctx.settings.check_memory_mb,
             timeout_s=ctx.settings.check_timeout_s,
             what=f"plugin checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}")
-    return [result(paths, new, inherited)]
+    return [] if judged is None else [result(paths, *judged)]

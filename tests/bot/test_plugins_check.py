@@ -55,3 +55,9 @@ def test_clean_config_edit_passes_and_unrelated_prs_get_no_plugins_run(emu, sett
     other = open_pr(emu, repo, {"src/core.py": "x = 3\n"}, branch="other")
     deliver(emu, settings, repo, other["number"], delivery="d-2")
     assert PLUGINS not in runs_by_name(emu, repo, other["head"]["sha"])
+
+
+def test_a_megatron_folder_without_an_override_registry_gets_no_plugins_run(emu, settings, repo) -> None:
+    pr = open_pr(emu, repo, {"megatron/core/model.py": "x = 1\n"})
+    deliver(emu, settings, repo, pr["number"])
+    assert PLUGINS not in runs_by_name(emu, repo, pr["head"]["sha"])

@@ -67,6 +67,9 @@ DEFECTS = [
     ("sglang", f"{SCONF}/nvidia.yaml", "prefer: flagos", "- prefer: flagos", "plugin-config-type"),
     ("sglang", f"{SCONF}/tsingmicro.yaml", "    - vendor", "    - vendor:mthreads",
      "plugin-unknown-vendor"),
+    # vLLM splits "a|b" into tokens (nvidia.yaml's rotary_embedding passes); SGLang does not
+    ("sglang", f"{SCONF}/tsingmicro.yaml", "  RMSNorm: [vendor, flagos]",
+     '  RMSNorm: "vendor|flagos"', "plugin-unknown-token"),
     # Megatron: the override is never consulted, or its import fails: the CUDA original runs
     ("megatron", MREG, '    target="megatron.core.tensor_parallel.random._set_cuda_rng_state",',
      '    target="megatron.core.tensor_parallel.random.set_cuda_rng_state",',
