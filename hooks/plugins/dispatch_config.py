@@ -231,12 +231,13 @@ class ConfigCheck:
         known_ops = self.plugin.ops()
         for key, line in table.key_lines.items():
             op = self.plugin.op_aliases.get(str(key), str(key))
-            tokens = self.tokens(table[key], line, str(key))
+            tokens = self.tokens(table[key], line, op)
             if tokens is None:
                 continue
             if op not in known_ops and not self.plugin.dynamic():
                 self.add("plugin-unknown-op", line, f"op {key!r} is registered by no backend, so "
-                         f"this entry is never consulted{close(op, known_ops)}")
+                         f"this entry is never consulted{close(op, known_ops)}; fix the op name "
+                         "or remove the entry")
                 continue
             candidates = [i for i in self.plugin.impls if self.serves(i, op, scope)]
             matched = False
