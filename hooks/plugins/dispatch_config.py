@@ -65,9 +65,9 @@ class ConfigCheck:
         loaded = load_yaml(text)
         if loaded.error is not None:
             line, problem = loaded.error
-            self.add("plugin-yaml-syntax", line, f"not valid YAML ({problem}): the plugin logs "
-                     "one warning and runs with its built-in defaults, dropping this file's "
-                     "op_backends and blacklists; fix the syntax")
+            self.add("plugin-yaml-syntax", line, f"not valid YAML ({problem}): the plugin runs "
+                     "with its built-in defaults, silently dropping this file's op_backends "
+                     "and blacklists; fix the syntax")
             return
         data = loaded.data
         self.check_reachable()
@@ -132,14 +132,10 @@ class ConfigCheck:
         if "prefer" not in data:
             return
         value = data["prefer"]
-        text = str(value).strip().lower() if self.dialect.split_string_tokens or \
-            isinstance(value, str) else None
-        if text in PREFER_VALUES:
+        if isinstance(value, str) and value.strip().lower() in PREFER_VALUES:
             return
-        effect = ("silently prefers flagos instead" if self.dialect.split_string_tokens else
-                  "fails to load (ValueError), so the plugin does not start")
         self.add("plugin-prefer", data.key_lines["prefer"], f"prefer: {value!r} is not one of "
-                 f"{', '.join(PREFER_VALUES)}: {self.dialect.name} {effect}"
+                 f"{', '.join(PREFER_VALUES)}: {self.dialect.name} {self.dialect.bad_prefer}"
                  f"{close(str(value).lower(), PREFER_VALUES)}")
 
     def check_strict(self, data: YDict) -> None:
@@ -200,8 +196,10 @@ class ConfigCheck:
         stem = self.path.stem
         if stem in self.plugin.platforms:
             folder = self.plugin.platforms[stem]
-            backends = None if folder is None and self.plugin.dialect.name.startswith("sglang") \
-                else ({f"vendor/{folder}"} if folder else set())
+            if not self.dialect.one_vendor_folder:
+                backends = None
+            else:  # a platform whose names match no folder registers no vendor impl
+                backends = {f"vendor/{folder}"} if folder else set()
             where = f"the {stem} platform"
         else:
             backends = None

@@ -56,15 +56,21 @@ class Dialect:
     split_string_tokens: bool  # `op: "a|b"` is two tokens (vLLM) or one (SGLang)
     comma_vendor_lists: bool  # allow/deny_vendors may be a comma string
     strict_default: bool
+    one_vendor_folder: bool  # a platform registers its own vendor folder only (vLLM)
+    bad_prefer: str  # what an unknown `prefer` does
 
 
 VLLM = Dialect("vllm-plugin-FL", "VLLM_FL_CONFIG",
                frozenset({"prefer", "strict", "allow_vendors", "deny_vendors", "op_backends",
                           "flagos_blacklist", "oot_blacklist", "flagos_whitelist", "io_dump",
-                          "action"}), True, True, False)
+                          "action"}), split_string_tokens=True, comma_vendor_lists=True,
+               strict_default=False, one_vendor_folder=True,
+               bad_prefer="silently prefers flagos instead")
 SGLANG = Dialect("sglang-plugin-FL", "SGLANG_FL_CONFIG",
                  frozenset({"prefer", "strict", "allow_vendors", "deny_vendors", "op_backends",
-                            "flagos_blacklist", "oot_blacklist"}), False, False, True)
+                            "flagos_blacklist", "oot_blacklist"}), split_string_tokens=False,
+                 comma_vendor_lists=False, strict_default=True, one_vendor_folder=False,
+                 bad_prefer="fails to load (ValueError), so the plugin does not start")
 
 
 @dataclass
