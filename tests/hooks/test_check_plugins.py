@@ -217,3 +217,22 @@ def test_every_rule_is_documented_with_its_severity() -> None:
     table = docs.split("## `check-plugins`", 1)[1]
     for rule, (severity, _) in RULES.items():
         assert f"| `{rule}` | {severity} |" in table, rule
+
+
+def test_old_findings_stay_inherited_when_the_facts_grow(make_repo: MakeRepo,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A new platform and vendor elsewhere must not make musa.yaml's old warning look new."""
+    repo = make_repo("plugins-facts")
+    shutil.copytree(RESOURCES / "vllm", repo.path, dirs_exist_ok=True)
+    base = repo.commit("base")
+    utils = repo.path / "vllm_fl/utils.py"
+    utils.write_text(utils.read_text().replace(
+        '    "kunlunxin":', '    "hygon": {"device_type": "cuda", "device_name": "cuda"},\n    "kunlunxin":'))
+    register = repo.path / "vllm_fl/dispatch/backends/vendor/musa/register_ops.py"
+    hygon = repo.path / "vllm_fl/dispatch/backends/vendor/hygon/register_ops.py"
+    hygon.parent.mkdir()
+    hygon.write_text(register.read_text().replace("musa", "hygon"))
+    repo.commit("add hygon")
+    assert cli.main(["--since", base, "--format", "json"], cwd=str(repo.path)) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["findings"] == [] and doc["inherited"] == 4
