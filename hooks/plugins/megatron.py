@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from flagbot.hooks.limits import MAX_SOURCE_BYTES, read_limited
 from flagbot.hooks.plugins.dispatch_config import close
 from flagbot.hooks.plugins.rules import Report
 from flagbot.hooks.plugins.sources import Sources, argument, call_name, literal_str, top_level_names
@@ -60,9 +61,9 @@ def overridable_keys(sources: Sources, root: Path) -> set[str]:
         if "tests" in path.relative_to(root).parts:
             continue  # the mechanism's own tests decorate made-up functions
         try:
-            if not MARKER.search(path.read_bytes()):
+            if not MARKER.search(read_limited(path, MAX_SOURCE_BYTES)):
                 continue
-        except OSError:
+        except OSError:  # unreadable or over the limit (TooLarge): it is not a source here
             continue
         tree = sources.module(path, quiet=True)
         if tree is not None:
