@@ -82,7 +82,8 @@ class ConfigCheck:
             if key not in self.dialect.keys:
                 self.add("plugin-unknown-key", line, f"unknown key {key!r}: {self.dialect.name} "
                          f"never reads it, so it has no effect{close(str(key), self.dialect.keys)} "
-                         f"(keys it reads: {', '.join(sorted(self.dialect.keys))})")
+                         f"(keys it reads: {', '.join(sorted(self.dialect.keys))}); fix the "
+                         "name or remove the key")
         self.check_prefer(data)
         self.check_strict(data)
         allow = self.vendor_list(data, "allow_vendors")
@@ -136,7 +137,7 @@ class ConfigCheck:
             return
         self.add("plugin-prefer", data.key_lines["prefer"], f"prefer: {value!r} is not one of "
                  f"{', '.join(PREFER_VALUES)}: {self.dialect.name} {self.dialect.bad_prefer}"
-                 f"{close(str(value).lower(), PREFER_VALUES)}")
+                 f"{close(str(value).lower(), PREFER_VALUES)}; write one of them")
 
     def check_strict(self, data: YDict) -> None:
         value = data.get("strict")
@@ -187,7 +188,8 @@ class ConfigCheck:
                 self.add("plugin-unknown-vendor", n, f"{key} names vendor {name!r}, which no "
                          f"backend registers{close(name, known)}: "
                          + ("with it the allow list admits no vendor kernel of that name"
-                            if key == "allow_vendors" else "the entry has no effect"))
+                            if key == "allow_vendors" else "the entry has no effect")
+                         + "; fix the vendor name")
         return {name for name, _ in items}
 
     # -- op_backends -----------------------------------------------------------------------
@@ -223,7 +225,8 @@ class ConfigCheck:
         if not isinstance(table, YDict):
             self.add("plugin-config-type", data.key_lines["op_backends"], f"op_backends is a "
                      f"{kind_of(table)}, not a mapping of op -> tokens: the plugin drops it "
-                     "silently and every op uses the `prefer` order")
+                     "silently and every op uses the `prefer` order; write one `op: [tokens]` "
+                     "line per op")
             return
         known_ops = self.plugin.ops()
         for key, line in table.key_lines.items():
@@ -296,7 +299,8 @@ class ConfigCheck:
             if name in ids or None in ids:
                 return True
             self.add("plugin-unknown-token", line, f"{op}: no implementation of {op} has impl_id "
-                     f"{name!r}, so token {token!r} never matches{close(name, ids - {None})}")
+                     f"{name!r}, so token {token!r} never matches{close(name, ids - {None})}; "
+                     "fix the impl id")
             return False
         self.add("plugin-unknown-token", line, f"{op}: unknown token {token!r}: it never matches "
                  f"and the plugin silently tries the next token{close(token, PLAIN_TOKENS)} "

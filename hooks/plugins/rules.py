@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from flagbot.hooks.findings import ERROR, WARNING, Finding
@@ -43,10 +44,8 @@ class Report:
         self.findings: list[Finding] = []
 
     def rel(self, path: Path) -> str:
-        try:
-            return path.resolve().relative_to(self.base).as_posix()
-        except ValueError:
-            return path.as_posix()
+        """`path` relative to the base folder (`../x` above it, as the user typed it)."""
+        return Path(os.path.relpath(path.resolve(), self.base)).as_posix()
 
     def add(self, rule: str, path: Path, line: int, message: str) -> None:
         self.findings.append(Finding(self.rel(path), line, RULES[rule][0], rule, message))
