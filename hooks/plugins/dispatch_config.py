@@ -23,9 +23,9 @@ PLAIN_TOKENS = ("flagos", "reference", "vendor")
 
 
 def close(word: str, choices: Iterable[object]) -> str:
-    """`; did you mean X?` for the nearest of `choices`, or nothing."""
+    """` (did you mean X?)` for the nearest of `choices`, or nothing."""
     found = difflib.get_close_matches(word, sorted(str(c) for c in choices), n=1, cutoff=0.6)
-    return f"; did you mean {found[0]!r}?" if found else ""
+    return f" (did you mean {found[0]!r}?)" if found else ""
 
 
 def kind_of(value: Any) -> str:
@@ -82,8 +82,8 @@ class ConfigCheck:
             if key not in self.dialect.keys:
                 self.add("plugin-unknown-key", line, f"unknown key {key!r}: {self.dialect.name} "
                          f"never reads it, so it has no effect{close(str(key), self.dialect.keys)} "
-                         f"(keys it reads: {', '.join(sorted(self.dialect.keys))}); fix the "
-                         "name or remove the key")
+                         f"; fix the name or remove the key (keys it reads: "
+                         f"{', '.join(sorted(self.dialect.keys))})")
         self.check_prefer(data)
         self.check_strict(data)
         allow = self.vendor_list(data, "allow_vendors")
@@ -273,7 +273,8 @@ class ConfigCheck:
                 raw.append((item.strip(), n))
         else:
             self.add("plugin-list-type", line, f"{op}: the value is a {kind_of(value)}, not a list "
-                     "of tokens: the plugin drops the entry silently and uses the `prefer` order")
+                     "of tokens: the plugin drops the entry silently and uses the `prefer` order; "
+                     "write a list of tokens")
             return None
         out = []
         for token, n in raw:
@@ -304,7 +305,7 @@ class ConfigCheck:
             return False
         self.add("plugin-unknown-token", line, f"{op}: unknown token {token!r}: it never matches "
                  f"and the plugin silently tries the next token{close(token, PLAIN_TOKENS)} "
-                 "(tokens: flagos, reference, vendor, vendor:<name>, impl:<impl_id>)")
+                 "; write one of flagos, reference, vendor, vendor:<name>, impl:<impl_id>")
         return False
 
     def vendor_hint(self, name: str) -> str:
