@@ -304,7 +304,7 @@ class ConfigCheck:
                      "fix the impl id")
             return False
         self.add("plugin-unknown-token", line, f"{op}: unknown token {token!r}: it never matches "
-                 f"and the plugin silently tries the next token{close(token, PLAIN_TOKENS)} "
+                 f"and the plugin silently tries the next token{close(token, PLAIN_TOKENS)}"
                  "; write one of flagos, reference, vendor, vendor:<name>, impl:<impl_id>")
         return False
 
@@ -316,7 +316,7 @@ class ConfigCheck:
             if folder and impl.backend == f"vendor/{folder}" and impl.vendor:
                 return impl.vendor
         found = difflib.get_close_matches(name, sorted(vendors), n=1, cutoff=0.5)
-        return found[0] if found else f"<one of {', '.join(sorted(vendors))}>"
+        return found[0] if found else "<a vendor some register_ops.py registers>"
 
 
 def matches(impl: Impl, token: str) -> bool:
