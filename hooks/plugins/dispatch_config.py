@@ -278,7 +278,8 @@ class ConfigCheck:
             return None
         out = []
         for token, n in raw:
-            if token and self.token_known(token, n, op):
+            if token:
+                self.token_known(token, n, op)  # an unknown one stays: it matches nothing
                 out.append((token, n))
         return out
 
@@ -309,13 +310,14 @@ class ConfigCheck:
         return False
 
     def vendor_hint(self, name: str) -> str:
-        """The registered vendor a platform-like name stands for (`enflame` -> `gcu`)."""
-        vendors = self.plugin.vendors()
-        folder = self.plugin.platforms.get(name)
-        for impl in self.plugin.impls:
-            if folder and impl.backend == f"vendor/{folder}" and impl.vendor:
-                return impl.vendor
-        found = difflib.get_close_matches(name, sorted(vendors), n=1, cutoff=0.5)
+        """The registered vendor `name` most likely means: the vendor of the platform it
+        names (`enflame` -> `gcu`), else of this file's platform, else the nearest spelling."""
+        for platform in (name, self.path.stem):
+            folder = self.plugin.platforms.get(platform)
+            for impl in self.plugin.impls:
+                if folder and impl.backend == f"vendor/{folder}" and impl.vendor:
+                    return impl.vendor
+        found = difflib.get_close_matches(name, sorted(self.plugin.vendors()), n=1, cutoff=0.6)
         return found[0] if found else "<a vendor some register_ops.py registers>"
 
 
