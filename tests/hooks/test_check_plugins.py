@@ -45,6 +45,10 @@ DEFECTS = [
      "  silu_and_mul: flagos: vendor", "plugin-yaml-syntax"),
     ("vllm", f"{VCONF}/nvidia.yaml", "  silu_and_mul: [flagos, vendor, reference]",
      "  silu_and_mul: [flagos, vendr, reference]", "plugin-unknown-token"),
+    # vllm-plugin-FL's metax.yaml listed `flaggems` for four ops from 2d9ae03 (#90) until
+    # 9c7d4c7 (#149): never matched, so FlagGems kernels were silently skipped on MetaX
+    ("vllm", f"{VCONF}/metax.yaml", "  silu_and_mul: [flagos, reference]",
+     "  silu_and_mul: [flaggems, reference]", "plugin-unknown-token"),
     ("vllm", f"{VCONF}/nvidia.yaml", "    - vendor", "    - vendor:nvidia",
      "plugin-unknown-vendor"),
     # vllm-plugin-FL's hygon.yaml routed four ops to vendor:hygon from 000054d (#179) until
