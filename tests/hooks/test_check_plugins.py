@@ -246,3 +246,13 @@ def test_old_findings_stay_inherited_when_the_facts_grow(make_repo: MakeRepo,
     assert cli.main(["--since", base, "--format", "json"], cwd=str(repo.path)) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["findings"] == [] and doc["inherited"] == 4
+
+
+def test_files_over_the_size_limit_are_not_read(tmp_path: Path) -> None:
+    root = tree(tmp_path, "megatron")
+    big = "# " + "x" * (1024 * 1024) + "\n"
+    (root / "megatron/core/huge.py").write_text("@overridable\ndef f():\n    pass\n" + big)
+    assert check_plugins(["."], base=root) == []  # skipped by the @overridable scan
+    (root / MREG).write_text((root / MREG).read_text() + big)
+    (finding,) = check_plugins(["."], base=root)
+    assert (finding.path, finding.rule, finding.severity) == (MREG, "plugin-file-too-large", ERROR)
