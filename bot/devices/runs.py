@@ -23,8 +23,8 @@ from flagbot.bot.devices.artifact import ArtifactError, fetch_report
 from flagbot.bot.devices.ids import DEADLINE_EVENT, Request, Tracked
 from flagbot.bot.devices.plan import Device, Rules
 from flagbot.bot.devices.report import ReportError, parse_report
-from flagbot.bot.github import ChangedFile, CheckRunRef, GitHubClient
-from flagbot.bot.handlers import checkruns, labels, summary
+from flagbot.bot.github import ChangedFile, CheckRunRef, GitHubClient, checkruns
+from flagbot.bot.handlers import labels, summary
 from flagbot.bot.markdown import code
 
 ACTIVE = ("queued", "in_progress")

@@ -12,9 +12,9 @@ from flagbot.bot import regenerate, sandbox
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
-from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
-from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.github import ChangedFile, Comment, checkruns
+from flagbot.bot.github.checkruns import CheckResult
+from flagbot.bot.handlers import backends, downstream, labels, patches, summary
 from flagbot.bot.markdown import code_block, plain
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flagbot.bot.github import Comment, GitHubClient
-from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.markdown import code, plain
 
 MARKER = "<!-- flagbot:summary"
