@@ -145,7 +145,7 @@ def test_http_endpoints_are_the_app_routes(tmp_path: Path) -> None:
 
 
 def test_every_app_permission_and_event_is_justified_in_the_maintainers_guide() -> None:
-    from flagbot.bot.handlers import HANDLERS
+    from flagbot.bot.dispatch import HANDLERS
 
     manifest = yaml.safe_load((ROOT / "bot" / "app.yml").read_text())
     guide = section((ROOT / "docs" / "maintainers.md").read_text(), "### Permissions and events")

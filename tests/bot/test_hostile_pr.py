@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot.handlers import BotHandlers
+from flagbot.bot.dispatch import BotHandlers
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.sqlite import SqliteLedger
 from flagbot.bot.worker import Worker
