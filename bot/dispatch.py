@@ -1,12 +1,9 @@
-"""Handler registry: which events the bot reacts to, and `BotHandlers`, what the worker runs.
-
-`HANDLERS` is the only table of events. Adding an event is one module plus one line here.
-"""
+"""A claimed delivery to its handler: `BotHandlers`, what the worker runs, builds the
+delivery's context (the App's client, the workspace, the repository's configuration) and runs the
+event's handler (`handlers/registry.py` lists them)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from github import GithubException
@@ -14,38 +11,12 @@ from github import GithubException
 from flagbot.bot import repo_config
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github.app import GitHubApp
-from flagbot.bot.handlers import deadline, issue_comment, pull_request, workflow_run
+from flagbot.bot.handlers.base import Handler
+from flagbot.bot.handlers.registry import HANDLERS, INTERNAL
 from flagbot.bot.locks import RepoLocks
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.feed import LabelLog
 from flagbot.bot.workspace import GitWorkspace
-
-
-@dataclass(frozen=True)
-class Handler:
-    """An event's handler: a cheap `wants(payload)` filter and `run(ctx)`."""
-
-    wants: Callable[[dict[str, Any]], bool]
-    run: Callable[[Context], dict[str, Any]]
-    help: str
-
-
-HANDLERS: dict[str, Handler] = {
-    "pull_request": Handler(pull_request.wants, pull_request.handle,
-                            "labels, patch regeneration, `flagbot / patches`, "
-                            "`flagbot / backends`, summary comment"),
-    "issue_comment": Handler(issue_comment.wants, issue_comment.handle,
-                             "slash commands: /help, /patch, /unpatch, /check, /ok-to-test"),
-    "workflow_run": Handler(workflow_run.wants_run, workflow_run.handle_run,
-                            "kernel checks: a device-check run finished -> its check run's verdict"),
-    "workflow_job": Handler(workflow_run.wants_job, workflow_run.handle_job,
-                            "kernel checks: a runner took a device-check job -> in progress"),
-}
-# Deliveries the worker makes for itself (a handler's follow-up), never accepted from a webhook.
-INTERNAL: dict[str, Handler] = {
-    deadline.EVENT: Handler(deadline.wants, deadline.handle,
-                            "kernel checks: a run with no report in time -> timed out"),
-}
 
 
 def handler_for(event: str) -> Handler | None:
