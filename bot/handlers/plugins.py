@@ -13,8 +13,8 @@ from pathlib import Path
 from flagbot.bot import sandbox
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile
+from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.globs import compile_globs, matching_glob
-from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.markdown import code, plain
 from flagbot.hooks import unchecked
 from flagbot.hooks.config import RepoConfig
