@@ -34,7 +34,7 @@ def handle(ctx: Context) -> dict[str, Any]:
     if outcome != "ok":
         return {"skipped": found}
     device, ref, tracked, request = found
-    state = mark_in_progress(ctx, ref, tracked, int(run["id"]), job.get("html_url"))
+    state = mark_in_progress(ctx, ref, tracked, int(run["id"]), job.get("html_url"), device.name)
     summary = runs.refresh_summary(ctx, request.pr, request.sha) if state != "unchanged" else "unchanged"
     return {"request": request.id, "check_run": state, "summary": summary,
             "runner": job.get("runner_name")}

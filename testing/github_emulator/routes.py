@@ -34,6 +34,7 @@ TABLE: list[tuple[str, str, str, Handler]] = [
     ("GET", R + "/contents/", INST, repo.get_contents),  # PyGithub asks for the root this way
     ("GET", R + "/contents/{path+}", INST, repo.get_contents),
     ("GET", R + "/collaborators/{user}/permission", INST, repo.collaborator_permission),
+    ("GET", R + "/commits", INST, repo.list_commits),
     ("GET", R + "/commits/{ref+}/check-runs", INST, checks.list_for_ref),
     ("GET", R + "/commits/{ref+}", INST, repo.get_commit),
     ("GET", R + "/branches/{branch+}", INST, repo.get_branch),
