@@ -73,7 +73,7 @@ def match(ctx: Context, run: dict[str, Any]) -> tuple[str, Any]:
         if tracked.run_id is None and ref.started_at and created is not None \
                 and created < ref.started_at - CLOCK_SLACK_S:
             return "skipped", "the run is older than this head's request"
-    elif tracked.request != request.id:
+    elif request is None or tracked.request != request.id:
         return "skipped", "no check run waits for this request (superseded or unknown)"
     if tracked.prev is not None and tracked.prev[0] == run_id:
         return "skipped", f"run {run_id} was an earlier attempt"

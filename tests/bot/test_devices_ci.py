@@ -140,7 +140,7 @@ def test_tag_inputs_match_what_a_dispatch_sends(tmp_path) -> None:
     config.write_text(CONFIG, encoding="utf-8")
     cli = [sys.executable, "-m", "flagbot.bot.devices.tag_inputs"]
     ok = subprocess.run([*cli, "ciflow/a_x100/7", str(config), sha], capture_output=True, text=True, check=False)
-    assert ok.returncode == 0 and f"pr=7\n" in ok.stdout
+    assert ok.returncode == 0 and "pr=7\n" in ok.stdout
     for bad in (["ciflow/cpu/7", str(config), sha], ["ciflow/nope/7", str(config), sha],
                 ["main", str(config), sha], ["ciflow/a_x100/7", str(config), "x\nrunner=evil"]):
         refused = subprocess.run([*cli, *bad], capture_output=True, text=True, check=False)
