@@ -275,7 +275,7 @@ def supersede(ctx: Context, old_sha: str, new_sha: str) -> list[str]:
         request = Request.parse(tracked.request)
         run_id = tracked.run_id or (find_run(ctx.client, rule.workflow, request, tracked.by_tag)
                                     if request else None)
-        if run_id:
+        if run_id and not tracked.by_tag:  # a moved tag's run is cancelled by its concurrency group
             ctx.client.cancel_workflow_run(run_id)
         finish(ctx.client, ref.id, results.without_report(
             device, "cancelled", f"superseded by {new_sha[:10]}",

@@ -66,6 +66,10 @@ def test_fixing_the_config_lets_the_next_delivery_pass(emu, settings, bad_repo) 
     ("labels:\n  device:\n    pattern: adapts\n", "labels.device.pattern"),
     ("commands:\n  patch: everyone\n", "commands.patch.permission"),
     ("plugins:\n  paths: vllm_fl/**\n", "plugins.paths"),
+    ("kernels:\n  dispatch: push\n", "kernels.dispatch"),
+    ("kernels:\n  quarantine: [softmax]\n", "kernels.quarantine"),
+    ("kernels:\n  quarantine:\n    a_x100: softmax\n", "kernels.quarantine.a_x100"),
+    ("kernels:\n  quarantine:\n    a_x100: ['Soft max']\n", "kernels.quarantine.a_x100"),
 ])
 def test_invalid_label_settings_name_their_key(text: str, key: str) -> None:
     with pytest.raises(ConfigError) as err:

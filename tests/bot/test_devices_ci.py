@@ -330,3 +330,14 @@ def test_runner_metrics_count_queue_time_running_time_and_timeouts(emu, settings
     text = render().decode()
     assert 'flagbot_device_queued_seconds_bucket{device="a_x100"' in text
     assert 'flagbot_device_retries_total' in text
+
+
+def test_the_bots_own_unlabel_is_not_wanted_and_ci_config_is_valid() -> None:
+    from flagbot.bot import interest
+
+    person = {"action": "unlabeled", "sender": {"login": "alice", "type": "User"}}
+    assert interest.wanted("pull_request", person)
+    assert not interest.wanted("pull_request", {**person, "sender": {"login": "flagbot[bot]", "type": "Bot"}})
+    config = parse_config(TAG_CONFIG + "  quarantine:\n    a_x100: [rms_norm]\n")
+    rule = rules(config)
+    assert rule.by_tag and rule.quarantined("a_x100") == {"rms_norm"} and rule.quarantined("cpu") == set()
