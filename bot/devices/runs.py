@@ -105,7 +105,7 @@ def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Seque
         with ctx.workspace.checkout(pr) as tree:
             ran = local.run(tree, device.backend, ops, rule.min_speedup, rule.min_native_fraction,
                             device.timeout_minutes * 60.0)
-        result = local_result(ran, device, rule)
+        result = local_result(ran, device, rule, lambda: base_of(ctx, request, device))
         finish(client, check_id, result, tracked)
         return Started(device.name, "ran", f"{result.conclusion}: {result.title}")
     failed, detail = launch(ctx, check_id, request, tracked, device, rule)
@@ -161,7 +161,8 @@ def json_list(items: Sequence[str]) -> str:
     return "[" + ", ".join(f'"{i}"' for i in items) + "]"  # labels are [A-Za-z0-9_.:-] only
 
 
-def local_result(ran: local.LocalRun, device: Device, rule: Rules) -> checkruns.CheckResult:
+def local_result(ran: local.LocalRun, device: Device, rule: Rules,
+                 base: Callable[[], tuple[frozenset[str], str] | None] | None = None) -> checkruns.CheckResult:
     """The check run of a local run."""
     if ran.timed_out:
         return results.without_report(device, "timed_out", f"no report within {device.timeout_minutes} min",
@@ -171,7 +172,7 @@ def local_result(ran: local.LocalRun, device: Device, rule: Rules) -> checkruns.
         return results.without_report(device, "failure", "no report",
                                       f"The check exited {ran.exit_code} without writing a "
                                       f"report.\n\n{tail_block(ran.tail)}", None)
-    return result_of(ran.report, device, rule, None)
+    return result_of(ran.report, device, rule, None, base)
 
 
 def tail_block(text: str) -> str:

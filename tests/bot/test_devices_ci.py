@@ -158,7 +158,11 @@ def test_a_run_without_a_report_is_dispatched_again_exactly_once(emu, settings) 
     retries = metric("flagbot_device_retries_total", "a_x100")
     [first] = emu.workflow_runs(repo)
     end_dispatched(emu, repo, first, None, "failure")
-    assert deliver_run(emu, settings, repo, first["id"])["conclusion"] == "retried"
+    retried = deliver_run(emu, settings, repo, first["id"])
+    assert retried["conclusion"] == "retried"
+    [follow] = retried["follow_ups"]  # the new request's own deadline
+    assert follow["event"] == "flagbot_deadline" and follow["payload"]["request"] != Request.from_title(
+        first["display_title"]).id
     [check] = kernel_runs(emu, repo, head)
     assert check["status"] == "queued" and "attempt 2 of 2" in check["output"]["title"]
     assert f"/actions/runs/{first['id']}" in check["output"]["summary"]
@@ -246,7 +250,7 @@ def test_a_quarantined_ops_failure_leaves_the_check_passing(emu, settings) -> No
     assert check["conclusion"] == "success" and "quarantined" in check["output"]["title"]
     assert "**fail** (quarantined) |" in check["output"]["summary"]
     assert [a["annotation_level"] for a in check["output"]["annotations"]] == ["warning"]
-    # the same failure on a device without the quarantine fails
+    # the failure is still recorded for later comparisons with this run
     assert results.failed_ops(check["output"]["summary"]) == {"rms_norm"}
 
 
@@ -279,6 +283,7 @@ def test_an_op_failing_on_head_and_base_is_inherited_and_neutral(emu, settings) 
     out = check["output"]
     assert "inherited" in out["title"] and "**fail** (inherited) |" in out["summary"]
     assert f"`{tip[:12]}`" in out["summary"] and "did not break them" in out["summary"]
+    assert "| a_x100 | ➖ neutral: 1 op(s) fail on the base branch too (inherited)" in emu.comments(repo, 1)[0]["body"]
 
 
 def test_a_new_failure_beside_an_inherited_one_fails(emu, settings) -> None:
@@ -341,3 +346,19 @@ def test_the_bots_own_unlabel_is_not_wanted_and_ci_config_is_valid() -> None:
     config = parse_config(TAG_CONFIG + "  quarantine:\n    a_x100: [rms_norm]\n")
     rule = rules(config)
     assert rule.by_tag and rule.quarantined("a_x100") == {"rms_norm"} and rule.quarantined("cpu") == set()
+
+
+def test_the_tag_workflows_hosted_plan_job_does_not_start_the_check_run(emu, settings) -> None:
+    repo = tag_repo(emu)
+    pr = open_device_pr(emu, repo)
+    deliver_pr(emu, settings, repo)
+    [run] = emu.workflow_runs(repo)
+    emu.set_workflow_run(repo, run["id"], "in_progress", labels=["ubuntu-latest"])
+    skipped = deliver_run(emu, settings, repo, run["id"], action="in_progress", event="workflow_job",
+                          delivery="job-plan")
+    assert "not on the device's runners" in skipped["skipped"]
+    assert kernel_runs(emu, repo, pr["head"]["sha"])[0]["status"] == "queued"
+    emu.set_workflow_run(repo, run["id"], "in_progress", labels=["self-hosted", "a_x100"])
+    started = deliver_run(emu, settings, repo, run["id"], action="in_progress", event="workflow_job",
+                          delivery="job-check")
+    assert started["check_run"] == "in_progress" and started["runner"] == "runner-1"
