@@ -23,6 +23,7 @@ from huey.consumer import Consumer
 
 from flagbot.bot import logs, metrics
 from flagbot.bot.locks import RepoLocks
+from flagbot.bot.reconcile import Reconciler, start_reconciler
 from flagbot.bot.settings import Settings
 from flagbot.bot.store import MAX_TRIES, Delivery, Ledger
 from flagbot.bot.store.factory import open_ledger, open_queue
@@ -99,6 +100,7 @@ class Worker:
         self._stop = threading.Event()
         self._consumer: QuietConsumer | None = None
         self._keeper: threading.Thread | None = None
+        self._reconciler: Reconciler | None = None
         # when this worker last took a delivery or saw the queue empty (its /healthz beacon)
         self._progress = time.time()
 
@@ -219,6 +221,7 @@ class Worker:
                                        periodic=False, initial_delay=0.02, max_delay=0.25,
                                        check_worker_health=False)
         self._consumer.start()
+        self._reconciler = start_reconciler(self.settings, self.ledger)
         log.info("worker %s: %d threads on the %s queue", self.owner, self.threads,
                  "Redis" if self.settings.redis_url else "SQLite")
 
@@ -230,6 +233,8 @@ class Worker:
             self._consumer.shutdown_timeout = timeout_s if graceful else 0.0
             self._consumer.stop(graceful=graceful)
         self._stop.set()
+        if self._reconciler is not None:
+            self._reconciler.stop()
         if self._keeper is not None:
             self._keeper.join(timeout=5)
         with self._active_lock:
