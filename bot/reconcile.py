@@ -19,6 +19,7 @@ hosts (a named lock). Each request is noted beside the ledger (`Chores.notes`), 
 
 from __future__ import annotations
 
+import argparse
 import logging
 import re
 import threading
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 MARK_KEY = "reconcile:mark"  # the id of the newest log entry every earlier one of which is settled
 LAST_ROUND_KEY = "reconcile:last_round"
+FLOOR_KEY = "reconcile:floor"  # epoch: entries older than the first round's look back
 LOCK_NAME = "flagbot:reconcile"
 FIRST_LOOK_BACK_S = 24 * 3600.0
 # GitHub redelivers deliveries of the past 3 days only; older entries are not worth reading
@@ -248,9 +250,10 @@ class Reconciler:
 
     def _round(self, dry_run: bool) -> Round:
         now = self.clock()
-        mark_text = self.chores.get(MARK_KEY)
+        mark_text, floor_text = self.chores.get(MARK_KEY), self.chores.get(FLOOR_KEY)
         mark = int(mark_text) if mark_text else None
-        since = now - (REDELIVERABLE_S if mark is not None else FIRST_LOOK_BACK_S)
+        floor = float(floor_text) if floor_text else now - FIRST_LOOK_BACK_S
+        since = max(floor, now - REDELIVERABLE_S)
         attempts = read_back(self.log, mark, since)
         result, todo = plan(attempts, self.ledger, self.chores, self.settings.reconcile_max, now)
         for attempt, reason in todo:
@@ -267,10 +270,10 @@ class Reconciler:
                          "the ledger lacks it" if reason == "missing" else "it failed here")
             result.asked.append(entry)
         if not dry_run:
+            if floor_text is None:  # nothing older than the first round's look back, ever
+                self.chores.put(FLOOR_KEY, repr(floor))
             if result.mark is not None and (mark is None or result.mark > mark):
                 self.chores.put(MARK_KEY, str(result.mark))
-            elif mark is None:  # an empty log: the first look back is done all the same
-                self.chores.put(MARK_KEY, "0")
             self.chores.put(LAST_ROUND_KEY, repr(self.clock()))
         log.info("reconcile: %s", result.summary())
         return result
@@ -315,3 +318,49 @@ def start_reconciler(settings: Settings, ledger: Ledger) -> Reconciler | None:
                             pace=bucket.acquire)
     reconciler.start()
     return reconciler
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="flagbot reconcile", description=(
+        "Run one delivery-log reconciliation round now, as the worker does at its start and "
+        "every FLAGBOT_RECONCILE_MINUTES: ask GitHub to redeliver what the ledger lacks or what "
+        "failed here. Uses the App's credentials, GITHUB_API_URL and the store "
+        "(FLAGBOT_STATE_DIR or FLAGBOT_REDIS_URL) as `flagbot serve` does."))
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the redeliveries it would ask for; ask for none, remember nothing")
+    return p
+
+
+def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
+    """`flagbot reconcile`: exit 0 after a round (or when another worker is in one), 2 on errors."""
+    from pathlib import Path
+
+    from flagbot.bot.github.app import AppCredentialsError
+    from flagbot.bot.github.pacing import WriteBucket
+    from flagbot.bot.store.chores import open_chores
+    from flagbot.bot.store.factory import open_ledger
+    from flagbot.hooks.errors import UsageError
+
+    args = parser().parse_args(argv)
+    settings = Settings.from_env()
+    # a relative FLAGBOT_STATE_DIR is taken relative to `-C PATH`, as `flagbot serve` takes it
+    settings = settings.with_overrides(
+        state_dir=((Path(cwd) if cwd else Path.cwd()) / settings.state_dir).resolve())
+    try:
+        delivery_log = GitHubDeliveryLog(settings)
+    except AppCredentialsError as exc:
+        raise UsageError(str(exc)) from exc
+    bucket = WriteBucket(settings.write_burst, settings.write_spacing_s)
+    reconciler = Reconciler(settings, open_ledger(settings), open_chores(settings), delivery_log,
+                            pace=bucket.acquire)
+    result = reconciler.round(dry_run=args.dry_run, force=True)
+    if result is None:
+        print("another worker is reconciling right now; nothing done")
+        return 0
+    verb = "would ask" if args.dry_run else "asked"
+    for entry in result.asked:
+        print(f"{verb} GitHub to redeliver {entry.guid} ({entry.event}"
+              f"{'.' + entry.action if entry.action else ''}, log entry {entry.hook_id}): "
+              f"{'the ledger lacks it' if entry.reason == 'missing' else 'it failed here'}")
+    print(result.summary())
+    return 0

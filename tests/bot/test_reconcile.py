@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
+from flagbot.bot import metrics
 from flagbot.bot.locks import RepoLocks
 from flagbot.bot.metrics import RECONCILED
 from flagbot.bot.reconcile import (
+    LAST_ROUND_KEY,
     LOCK_NAME,
-    MARK_KEY,
     GitHubDeliveryLog,
     Reconciler,
     next_cursor,
@@ -76,8 +77,8 @@ def test_deliveries_sent_while_the_bot_was_down_are_redelivered_and_run_once(
         # while the bot is up: a delivery it records at once is never asked for again
         live = emu.deliver("issue_comment", comment_event(emu, pr, "/help"))
         assert live["status_code"] == 202
-        mark = open_chores(settings).get(MARK_KEY)
-        wait_until(lambda: open_chores(settings).get(MARK_KEY) != mark, 10, "a later round")
+        last = open_chores(settings).get(LAST_ROUND_KEY)
+        wait_until(lambda: open_chores(settings).get(LAST_ROUND_KEY) != last, 10, "a later round")
         time.sleep(2.0)  # and one more
         emu.wait_deliveries()
     assert [a["redelivery"] for a in attempts_of(emu, missed["guid"])] == [False, True]
@@ -170,6 +171,7 @@ def test_at_most_the_configured_number_a_round_and_the_rest_next_round(
     assert asked == [missed[:2], missed[2:4], missed[4:]]
     assert [r.deferred for r in rounds if r is not None] == [3, 1, 0]
     assert RECONCILED.labels(outcome="redelivered_missing")._value.get() - before == 5
+    assert b'flagbot_reconciled_total{outcome="redelivered_missing"}' in metrics.render()
     emu.wait_deliveries()
     # every redelivery failed to connect too: asked for lately, so not asked again at once
     again = rec.round(force=True)
@@ -215,3 +217,41 @@ def test_next_cursor_reads_githubs_link_header() -> None:
     assert next_cursor(link) == "v1_93"
     assert next_cursor('<https://x/app/hook/deliveries?cursor=v1_1>; rel="prev"') is None
     assert next_cursor(None) is None
+
+
+def test_the_first_round_looks_back_a_day_and_later_rounds_never_further(
+        emu: Emulator, tmp_path: Path) -> None:
+    emu.create_repo(REPO, files=dict(BASE_FILES))
+    number = emu.open_issue(REPO)["number"]
+    emu.set_webhook(f"http://127.0.0.1:{free_port()}/webhook", SECRET)
+    old = emu.deliver("issue_comment", comment_event(emu, number, "two days ago"))
+    emu.hooks.deliveries[-1].delivered_at -= 2 * 86400  # GitHub keeps 3 days; the bot reads 1
+    settings = bot_settings(emu, tmp_path, None)
+    rec = reconciler(settings, emu)
+    first = rec.round(force=True)
+    assert first is not None and (first.read, first.asked) == (0, [])
+    second = rec.round(force=True)
+    assert second is not None and second.read == 0
+    assert len(attempts_of(emu, old["guid"])) == 1
+
+
+def test_flagbot_reconcile_dry_run_says_what_it_would_ask_and_asks_nothing(
+        emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from flagbot.bot.reconcile import main
+
+    emu.create_repo(REPO, files=dict(BASE_FILES))
+    number = emu.open_issue(REPO)["number"]
+    emu.set_webhook(f"http://127.0.0.1:{free_port()}/webhook", SECRET)
+    missed = emu.deliver("issue_comment", comment_event(emu, number, "hi"))
+    for name, value in (("GITHUB_APP_ID", emu.app_id), ("GITHUB_PRIVATE_KEY", emu.private_key_pem),
+                        ("GITHUB_API_URL", emu.url), ("FLAGBOT_STATE_DIR", str(tmp_path / "s"))):
+        monkeypatch.setenv(name, value)
+    assert main(["--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"would ask GitHub to redeliver {missed['guid']} (issue_comment.created" in out
+    assert len(attempts_of(emu, missed["guid"])) == 1
+    assert main([]) == 0
+    assert f"asked GitHub to redeliver {missed['guid']}" in capsys.readouterr().out
+    emu.wait_deliveries()
+    assert [a["redelivery"] for a in attempts_of(emu, missed["guid"])] == [False, True]
