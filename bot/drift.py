@@ -49,6 +49,7 @@ TITLE_PREFIX = "flagbot: drift for "
 LABEL = Label("drift", "d93f0b", "A stored vendor patch no longer applies onto the default branch")
 MARKER = "<!-- flagbot:drift {device} -->"
 TICK_S = 600.0  # how often the worker looks for repositories whose drift check is due
+RELOOK_S = 3600.0  # a repository without stored patches (or with the watch off) is asked again
 SHORT = 12
 
 
@@ -221,15 +222,19 @@ class DriftSchedule:
     def _tick(self) -> list[Outcome]:
         done = []
         for installation, full_name in self.repositories():
+            # when the repository is next due, kept in the store: a tick costs no API call for a
+            # repository that is not (its configuration is read again once it is)
+            key = f"drift:next:{full_name}"
+            if self.clock() < float(self.chores.get(key) or 0):
+                continue
             try:
                 patches, hours = has_stored_patches(self.app, installation, full_name)
-                key = f"drift:last:{full_name}"
-                last = float(self.chores.get(key) or 0)
-                if not patches or hours <= 0 or self.clock() - last < hours * 3600:
+                if not patches or hours <= 0:
+                    self.chores.put(key, repr(self.clock() + RELOOK_S))
                     continue
                 done.append(run_repo(self.settings, self.app, installation, full_name,
                                      dry_run=False, locks=self.locks))
-                self.chores.put(key, repr(self.clock()))
+                self.chores.put(key, repr(self.clock() + hours * 3600))
             except Exception as exc:  # one repository's trouble must not stop the others
                 log.warning("drift %s: check failed (%s: %s); tried again at the next tick",
                             full_name, type(exc).__name__, exc)
