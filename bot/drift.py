@@ -36,6 +36,7 @@ from flagbot.bot.github.issues import (
     describe,
 )
 from flagbot.bot.locks import LockTimeout, RepoLocks
+from flagbot.bot.markdown import code
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.chores import Chores
 from flagbot.bot.workspace import GitWorkspace
@@ -51,6 +52,9 @@ MARKER = "<!-- flagbot:drift {device} -->"
 TICK_S = 600.0  # how often the worker looks for repositories whose drift check is due
 RELOOK_S = 3600.0  # a repository without stored patches (or with the watch off) is asked again
 SHORT = 12
+# what one issue body lists at most (hostile or huge patches stay readable and under GitHub's
+# 65,536-character limit)
+MAX_FILES, MAX_HUNKS, MAX_BODY = 50, 20, 60000
 
 
 @dataclass
@@ -65,14 +69,19 @@ class Outcome:
 
 
 def render_patch(drift: PatchDrift, branch: str) -> list[str]:
-    since = (f"since commit {drift.since[:SHORT]}, the first commit of `{branch}` it fails on"
-             if drift.since else f"its base is not an ancestor of `{branch}`")
+    since = (f"since commit {drift.since[:SHORT]}, the first commit of {code(branch)} it fails on"
+             if drift.since else f"its base is not an ancestor of {code(branch)}")
     lines = [f"### base `{drift.base8}`", "",
-             f"`{drift.patch_rel}` does not apply onto `{branch}` ({since}): mail {drift.mail} of "
-             f"{drift.mails}, \"{drift.subject}\".", ""]
-    for conflict in drift.conflicts:
-        hunks = ", ".join(f"`{h}`" for h in conflict.hunks) or "the file itself"
-        lines.append(f"- `{conflict.path}`: {hunks} ({conflict.reason})")
+             f"{code(drift.patch_rel)} does not apply onto {code(branch)} ({since}): mail "
+             f"{drift.mail} of {drift.mails}, {code(drift.subject)}.", ""]
+    for conflict in drift.conflicts[:MAX_FILES]:
+        shown = conflict.hunks[:MAX_HUNKS]
+        hunks = ", ".join(code(h) for h in shown) or "the file itself"
+        if len(conflict.hunks) > len(shown):
+            hunks += f" and {len(conflict.hunks) - len(shown)} more hunks"
+        lines.append(f"- {code(conflict.path)}: {hunks} ({code(conflict.reason)})")
+    if len(drift.conflicts) > MAX_FILES:
+        lines.append(f"- and {len(drift.conflicts) - MAX_FILES} more files")
     if not drift.conflicts:
         lines.append("- git names no single file (see `flagbot unpatch` for its own message)")
     if drift.mail < drift.mails:
@@ -99,7 +108,10 @@ def render(device: str, report: DriftReport, branch: str) -> str | None:
         lines += [f"### heterogeneous set `{hset.base8}`: {' '.join(hset.devices)}", "",
                   f"`hardwares/hetero.txt` lists these devices together; the set cannot be built: "
                   f"{'; '.join(why)}.", ""]
-    lines += ["To fix: rebase the vendor branch onto the default branch, make the patch again "
+    body = "\n".join(lines)
+    if len(body) > MAX_BODY:  # GitHub refuses bodies over 65,536 characters
+        body = body[:MAX_BODY].rsplit("\n", 1)[0] + "\n\n(cut here: run `flagbot drift` for the rest)"
+    lines = [body, "", "To fix: rebase the vendor branch onto the default branch, make the patch again "
               "with `flagbot patch` and open a pull request. flagbot updates this issue at each "
               "check and closes it when every patch of this device applies again."]
     return "\n".join(lines) + "\n"

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from github import GithubException
+
 from flagbot.bot import metrics
 from flagbot.bot.locks import LockTimeout, RepoLocks
 from flagbot.bot.settings import Settings
@@ -47,6 +49,8 @@ REDELIVERABLE_S = 3 * 86400.0
 # a guid asked for this recently is in flight: not asked for again (its attempt may not be
 # logged yet)
 ASKED_GRACE_S = 3600.0
+# answers that say this delivery cannot be redelivered at all (as opposed to GitHub being down)
+REFUSALS = (400, 404, 410, 422)
 MAX_PAGES = 100  # 10,000 log entries a round at most (hostile or runaway logs stay bounded)
 PER_PAGE = 100
 _NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
@@ -79,7 +83,15 @@ class Round:
     asked: list[Reconciled] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> count
     deferred: int = 0
-    mark: int | None = None
+    refused: int = 0
+    newest: int = 0  # the newest log entry read
+    held: set[int] = field(default_factory=set)  # first entries of guids to read again
+
+    @property
+    def mark(self) -> int | None:
+        """The entry up to which everything is settled: short of the first guid still open
+        (asked for, in flight or left over), so the next round reads it again."""
+        return (min(self.held) - 1) if self.held else (self.newest or None)
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -88,7 +100,7 @@ class Round:
     def summary(self) -> str:
         skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items())) or "none"
         return (f"read {self.read} log entries; asked for {len(self.asked)} redeliveries; "
-                f"deferred {self.deferred}; skipped: {skipped}")
+                f"deferred {self.deferred}; refused by GitHub {self.refused}; skipped: {skipped}")
 
 
 class DeliveryLog(Protocol):
@@ -156,30 +168,27 @@ def why_redeliver(attempts: Sequence[Attempt], ledger: Ledger, chores: Chores,
 
 
 def plan(attempts: Iterable[Attempt], ledger: Ledger, chores: Chores, limit: int,
-         now: float) -> tuple[Round, list[tuple[Attempt, str]]]:
-    """Decide every guid in the entries read (oldest first); at most `limit` redeliveries."""
+         now: float) -> tuple[Round, list[tuple[list[Attempt], str]]]:
+    """Decide every guid in the entries read (oldest first): (the round so far, the guids to
+    ask for, each with its entries and reason), at most `limit` of them."""
     by_guid: dict[str, list[Attempt]] = {}
     for a in attempts:
         by_guid.setdefault(a.guid, []).append(a)
-    result, todo = Round(), list[tuple[Attempt, str]]()
-    newest = 0
-    held: list[int] = []  # first entries of guids a later round must read again
+    result, todo = Round(), list[tuple[list[Attempt], str]]()
     for guid_attempts in sorted(by_guid.values(), key=lambda xs: xs[0].id):
         result.read += len(guid_attempts)
-        newest = max(newest, guid_attempts[-1].id)
+        result.newest = max(result.newest, guid_attempts[-1].id)
         verdict, reason = why_redeliver(guid_attempts, ledger, chores, now)
         if verdict == "skip":
             result.skip(reason)
             if reason == "asked_lately":  # in flight: if it fails again, a later round asks
-                held.append(guid_attempts[0].id)
+                result.held.add(guid_attempts[0].id)
         elif len(todo) < limit:
-            todo.append((guid_attempts[-1], reason))
-            held.append(guid_attempts[0].id)  # read again until its redelivery is logged
+            todo.append((guid_attempts, reason))
+            result.held.add(guid_attempts[0].id)  # read again until its redelivery is logged
         else:
             result.deferred += 1
-            held.append(guid_attempts[0].id)
-    # the mark stops short of the first guid still open, so the next round reads it again
-    result.mark = (min(held) - 1) if held else (newest or None)
+            result.held.add(guid_attempts[0].id)
     return result, todo
 
 
@@ -256,12 +265,25 @@ class Reconciler:
         since = max(floor, now - REDELIVERABLE_S)
         attempts = read_back(self.log, mark, since)
         result, todo = plan(attempts, self.ledger, self.chores, self.settings.reconcile_max, now)
-        for attempt, reason in todo:
+        for guid_attempts, reason in todo:
+            attempt = guid_attempts[-1]
             entry = Reconciled(attempt.guid, attempt.id, attempt.event, attempt.action, reason,
                                self.clock())
             if not dry_run:
                 self.pace()
-                self.log.redeliver(attempt.id)
+                try:
+                    self.log.redeliver(attempt.id)
+                except GithubException as exc:
+                    if exc.status not in REFUSALS:
+                        raise  # GitHub trouble: the round stops, the next one tries again
+                    # this delivery cannot be had again (too old, gone): it must not hold the
+                    # mark, or every later round would ask for it first
+                    result.refused += 1
+                    result.held.discard(guid_attempts[0].id)
+                    metrics.reconciled("refused")
+                    log.warning("reconcile: GitHub refused to redeliver %s (log entry %d): %s %s",
+                                attempt.guid, attempt.id, exc.status, exc.data)
+                    continue
                 self.chores.note(entry)
                 metrics.reconciled(f"redelivered_{reason}")
                 log.info("reconcile: asked GitHub to redeliver %s (%s%s, log entry %d): %s",

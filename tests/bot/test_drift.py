@@ -152,3 +152,18 @@ def test_the_schedule_checks_each_installed_repository_once_per_period(
     later = DriftSchedule(settings, open_chores(settings), clock=lambda: 2e10)
     (again,) = later.tick()
     assert again.actions == []  # due again, same drift: the issue is left as it is
+
+
+def test_a_huge_conflict_keeps_the_body_under_githubs_limit_and_says_what_it_left_out() -> None:
+    from flagbot.bot.drift import render
+    from flagbot.hooks.patches.drift import Conflict, DriftReport, PatchDrift
+
+    hunks = tuple(f"@@ -{i},3 +{i},3 @@ `x` @someone" for i in range(30))
+    conflicts = tuple(Conflict(f"src/f{i}.py", hunks, "patch does not apply") for i in range(80))
+    drifts = [PatchDrift("A_X100", f"{b:08x}", f"hardwares/A_X100/{b:08x}/{b:08x}.patch", 1, 1,
+                         "Adapt @everyone", conflicts, None) for b in range(12)]
+    body = render("A_X100", DriftReport("f" * 40, drifted=drifts), "main") or ""
+    assert len(body) <= 65536
+    assert "and 30 more files" in body and "and 10 more hunks" in body
+    assert "(cut here: run `flagbot drift` for the rest)" in body
+    assert " @everyone" not in body.replace("`Adapt @everyone`", "")  # only inside code spans

@@ -20,6 +20,7 @@ from flagbot.bot.reconcile import (
     LOCK_NAME,
     GitHubDeliveryLog,
     Reconciler,
+    Round,
     next_cursor,
 )
 from flagbot.bot.settings import Settings
@@ -104,7 +105,7 @@ def test_a_delivery_acknowledged_then_lost_is_redelivered_but_a_known_one_is_not
         ledger = open_ledger(settings)
         wait_until(lambda: all(ledger.get(d["guid"]) for d in (kept, lost)), 10, "both recorded")
         forget(settings, lost["guid"])
-        rec = reconciler(settings, emu)
+        rec = reconciler(settings)
         first = rec.round(force=True)
         assert first is not None and [a.guid for a in first.asked] == [lost["guid"]]
         assert first.skipped == {"known": 1}
@@ -124,7 +125,7 @@ def forget(settings: Settings, guid: str) -> None:
         conn.execute("delete from deliveries where id=?", (guid,))
 
 
-def reconciler(settings: Settings, emu: Emulator, **changes: Any) -> Reconciler:
+def reconciler(settings: Settings, **changes: Any) -> Reconciler:
     settings = settings.with_overrides(reconcile_minutes=10.0, **changes)
     return Reconciler(settings, open_ledger(settings), open_chores(settings),
                       GitHubDeliveryLog(settings))
@@ -144,7 +145,7 @@ def test_a_delivery_whose_handlers_failed_here_is_redelivered_once(
         wait_until(lambda: (row := ledger.get(failing["guid"])) is not None
                    and row.status == "failed", 20, "the handlers' try failed")
         emu.faults.clear()
-        rec = reconciler(settings, emu)
+        rec = reconciler(settings)
         first = rec.round(force=True)
         assert first is not None and [(a.guid, a.reason) for a in first.asked] == [
             (failing["guid"], "failed")]
@@ -164,7 +165,7 @@ def test_at_most_the_configured_number_a_round_and_the_rest_next_round(
     missed = [emu.deliver("issue_comment", comment_event(emu, number, f"c{i}"))["guid"]
               for i in range(5)]
     settings = bot_settings(emu, tmp_path, None, reconcile_max=2)
-    rec = reconciler(settings, emu)
+    rec = reconciler(settings)
     before = RECONCILED.labels(outcome="redelivered_missing")._value.get()
     rounds = [rec.round(force=True) for _ in range(3)]
     asked = [[a.guid for a in r.asked] for r in rounds if r is not None]
@@ -181,7 +182,7 @@ def test_at_most_the_configured_number_a_round_and_the_rest_next_round(
 def test_one_round_at_a_time_across_workers(emu: Emulator, tmp_path: Path,
                                             store: str | None) -> None:
     settings = bot_settings(emu, tmp_path, store)
-    rec = reconciler(settings, emu)
+    rec = reconciler(settings)
     with RepoLocks(settings).hold(LOCK_NAME):  # another worker is in its round
         assert rec.round(force=True) is None
     assert rec.round(force=True) is not None
@@ -205,7 +206,7 @@ def test_the_log_is_read_back_page_by_page_to_the_mark(emu: Emulator, tmp_path: 
         emu.deliver("issue_comment", comment_event(emu, number, f"c{i}"))
     settings = bot_settings(emu, tmp_path, None, reconcile_max=1000, write_spacing_s=0.0)
     emu.reset_calls()
-    result = reconciler(settings, emu).round(force=True)
+    result = reconciler(settings).round(force=True)
     assert result is not None and len(result.asked) == 250
     pages = [c for c in emu.calls if c.path == "/app/hook/deliveries"]
     assert [c.query.get("cursor") is None for c in pages] == [True, False, False]
@@ -227,7 +228,7 @@ def test_the_first_round_looks_back_a_day_and_later_rounds_never_further(
     old = emu.deliver("issue_comment", comment_event(emu, number, "two days ago"))
     emu.hooks.deliveries[-1].delivered_at -= 2 * 86400  # GitHub keeps 3 days; the bot reads 1
     settings = bot_settings(emu, tmp_path, None)
-    rec = reconciler(settings, emu)
+    rec = reconciler(settings)
     first = rec.round(force=True)
     assert first is not None and (first.read, first.asked) == (0, [])
     second = rec.round(force=True)
@@ -255,3 +256,56 @@ def test_flagbot_reconcile_dry_run_says_what_it_would_ask_and_asks_nothing(
     assert f"asked GitHub to redeliver {missed['guid']}" in capsys.readouterr().out
     emu.wait_deliveries()
     assert [a["redelivery"] for a in attempts_of(emu, missed["guid"])] == [False, True]
+
+
+def test_a_redelivery_that_reached_the_bot_is_never_asked_for_again(
+        emu: Emulator, tmp_path: Path) -> None:
+    """Even when the ledger lost it once more: GitHub's log shows it answered."""
+    emu.create_repo(REPO, files=dict(BASE_FILES))
+    number = emu.open_issue(REPO)["number"]
+    settings = bot_settings(emu, tmp_path, None, reconcile_minutes=0)
+    with serving(settings) as url:
+        emu.set_webhook(url + "/webhook", SECRET)
+        sent = emu.deliver("issue_comment", comment_event(emu, number, "hello"))
+        ledger = open_ledger(settings)
+        wait_until(lambda: ledger.get(sent["guid"]), 10, "recorded")
+        forget(settings, sent["guid"])
+        rec = reconciler(settings)
+        assert [a.guid for a in (rec.round(force=True) or Round()).asked] == [sent["guid"]]
+        emu.wait_deliveries()
+        wait_until(lambda: ledger.get(sent["guid"]), 10, "the redelivery recorded")
+        forget(settings, sent["guid"])
+        again = rec.round(force=True)
+    assert again is not None and again.asked == [] and again.skipped == {"redelivery_arrived": 1}
+
+
+def test_a_delivery_github_refuses_to_redeliver_does_not_block_the_others(
+        emu: Emulator, tmp_path: Path) -> None:
+    emu.create_repo(REPO, files=dict(BASE_FILES))
+    number = emu.open_issue(REPO)["number"]
+    emu.set_webhook(f"http://127.0.0.1:{free_port()}/webhook", SECRET)
+    gone, kept = (emu.deliver("issue_comment", comment_event(emu, number, t)) for t in "ab")
+    emu.inject("POST", rf"/app/hook/deliveries/{gone['id']}/attempts", 422)
+    rec = reconciler(bot_settings(emu, tmp_path, None))
+    first = rec.round(force=True)
+    assert first is not None and first.refused == 1
+    assert [a.guid for a in first.asked] == [kept["guid"]]
+    assert first.mark == kept["id"] - 1  # held for the one in flight only, not the refused one
+
+
+def test_redeliveries_are_paced_like_every_github_write(emu: Emulator, tmp_path: Path) -> None:
+    from flagbot.bot.github.pacing import WriteBucket
+
+    emu.create_repo(REPO, files=dict(BASE_FILES))
+    number = emu.open_issue(REPO)["number"]
+    emu.set_webhook(f"http://127.0.0.1:{free_port()}/webhook", SECRET)
+    for i in range(4):
+        emu.deliver("issue_comment", comment_event(emu, number, f"c{i}"))
+    settings = bot_settings(emu, tmp_path, None)
+    bucket = WriteBucket(burst=1, spacing_s=0.3)
+    rec = Reconciler(settings, open_ledger(settings), open_chores(settings),
+                     GitHubDeliveryLog(settings), pace=bucket.acquire)
+    emu.reset_calls()
+    assert len((rec.round(force=True) or Round()).asked) == 4
+    posts = [c.ts for c in emu.calls if c.method == "POST"]
+    assert len(posts) == 4 and min(b - a for a, b in zip(posts, posts[1:])) >= 0.25
