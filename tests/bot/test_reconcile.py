@@ -308,4 +308,4 @@ def test_redeliveries_are_paced_like_every_github_write(emu: Emulator, tmp_path:
     emu.reset_calls()
     assert len((rec.round(force=True) or Round()).asked) == 4
     posts = [c.ts for c in emu.calls if c.method == "POST"]
-    assert len(posts) == 4 and min(b - a for a, b in zip(posts, posts[1:])) >= 0.25
+    assert len(posts) == 4 and min(b - a for a, b in zip(posts, posts[1:], strict=False)) >= 0.25
