@@ -22,6 +22,7 @@ from flagbot.bot.reconcile import (
     Reconciler,
     Round,
     next_cursor,
+    parse_time,
 )
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.chores import open_chores
@@ -69,11 +70,14 @@ def test_deliveries_sent_while_the_bot_was_down_are_redelivered_and_run_once(
     ping = emu.deliver("ping", emu.payload(event="ping"))
     assert (missed["status"], ping["status"]) == ("failed to connect", "failed to connect")
 
-    settings = bot_settings(emu, tmp_path, store, reconcile_minutes=0.03)  # a round each 1.8 s
+    settings = bot_settings(emu, tmp_path, store, reconcile_minutes=0.1)  # a round each 6 s
+    started = time.time()
     with serving(settings, port=port):
         ledger = open_ledger(settings)
         wait_until(lambda: (row := ledger.get(missed["guid"])) is not None
                    and row.status == "done", 20, "the missed delivery redelivered and done")
+        redone = [a for a in attempts_of(emu, missed["guid"]) if a["redelivery"]]
+        assert parse_time(redone[0]["delivered_at"]) - started < 6.0 + 1  # within one interval
         assert len(bot_comments(emu, pr)) == 1  # the /help answer, once
         # while the bot is up: a delivery it records at once is never asked for again
         live = emu.deliver("issue_comment", comment_event(emu, pr, "/help"))
