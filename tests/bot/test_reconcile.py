@@ -202,7 +202,7 @@ def test_a_round_right_after_another_workers_round_is_skipped(emu: Emulator,
     assert second.round() is None
 
 
-def test_the_log_is_read_back_page_by_page_to_the_mark(emu: Emulator, tmp_path: Path) -> None:
+def test_the_log_is_read_back_page_by_page(emu: Emulator, tmp_path: Path) -> None:
     emu.create_repo(REPO, files=dict(BASE_FILES))
     number = emu.open_issue(REPO)["number"]
     emu.set_webhook(f"http://127.0.0.1:{free_port()}/webhook", SECRET)
@@ -313,3 +313,22 @@ def test_redeliveries_are_paced_like_every_github_write(emu: Emulator, tmp_path:
     assert len((rec.round(force=True) or Round()).asked) == 4
     posts = [c.ts for c in emu.calls if c.method == "POST"]
     assert len(posts) == 4 and min(b - a for a, b in zip(posts, posts[1:], strict=False)) >= 0.25
+
+
+def test_a_later_round_reads_only_what_is_newer_than_the_settled_mark(
+        emu: Emulator, tmp_path: Path) -> None:
+    emu.set_webhook(f"http://127.0.0.1:{free_port()}/webhook", SECRET)
+    settings = bot_settings(emu, tmp_path, None)
+    ledger = open_ledger(settings)
+    for i in range(150):  # delivered, and in the ledger: nothing to ask for
+        sent = emu.deliver("issue_comment", {"action": "created", "n": i})
+        ledger.record(delivery_id=sent["guid"], event="issue_comment", action="created",
+                      repo=None, payload=b"{}", wanted=False)
+    rec = reconciler(settings)
+    first = rec.round(force=True)
+    assert first is not None and (first.read, first.skipped) == (150, {"known": 150})
+    newer = emu.deliver("issue_comment", {"action": "created", "n": "new"})
+    emu.reset_calls()
+    second = rec.round(force=True)
+    assert second is not None and (second.read, [a.guid for a in second.asked]) == (1, [newer["guid"]])
+    assert len([c for c in emu.calls if c.path == "/app/hook/deliveries"]) == 1  # one page
