@@ -68,6 +68,7 @@ def test_fixing_the_config_lets_the_next_delivery_pass(emu, settings, bad_repo) 
     ("drift:\n  every_hours: -1\n", "drift.every_hours"),
     ("drift:\n  every_hours: daily\n", "drift.every_hours"),
     ("drift:\n  hours: 3\n", "drift"),
+    ("plugins:\n  paths: vllm_fl/**\n", "plugins.paths"),
 ])
 def test_invalid_label_settings_name_their_key(text: str, key: str) -> None:
     with pytest.raises(ConfigError) as err:
