@@ -39,6 +39,9 @@ DEVICE_RETRIES = Counter("flagbot_device_retries", "Kernel-check runs dispatched
                          "runner ended one without a report", ["device"])
 DEVICE_TIMEOUTS = Counter("flagbot_device_timeouts", "Kernel-check runs that timed out (the "
                           "runner's job timeout, or no report within timeout_minutes)", ["device"])
+RECONCILED = Counter("flagbot_reconciled", "Delivery-log reconciliation: redeliveries asked for "
+                     "(redelivered_missing, redelivered_failed) and entries skipped, by reason",
+                     ["outcome"])
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -71,6 +74,11 @@ def device_retry(device: str) -> None:
 
 def device_timeout(device: str) -> None:
     DEVICE_TIMEOUTS.labels(device=device).inc()
+
+
+def reconciled(outcome: str) -> None:
+    """Count one reconciliation decision (bot/reconcile.py)."""
+    RECONCILED.labels(outcome=outcome).inc()
 
 
 def handler_latency(event: str, seconds: float) -> None:
