@@ -253,6 +253,18 @@ def set_needs_label(ctx: Context, pr: PullRequest, rule: Rules, *, blocked: bool
         client.remove_label(pr.number, name)
 
 
+def cancel(client: GitHubClient, run_id: int, by_tag: bool) -> bool:
+    """Cancel workflow run `run_id`; False when it had ended. Tag dispatch needs only Actions:
+    read, so there a refusal (403) is no error: a moved tag's run is cancelled by the workflow's
+    concurrency group, and any other ends at its own job timeout."""
+    try:
+        return client.cancel_workflow_run(run_id)
+    except GithubException as exc:
+        if by_tag and exc.status == 403:
+            return False
+        raise
+
+
 def find_run(client: GitHubClient, workflow: str, request: Request, by_tag: bool = False) -> int | None:
     """The workflow run of `request`, searched by its title (when the dispatch gave no id), or
     for a tag-started one by its tag and head sha (the newest such run)."""
@@ -276,8 +288,8 @@ def supersede(ctx: Context, old_sha: str, new_sha: str) -> list[str]:
         request = Request.parse(tracked.request)
         run_id = tracked.run_id or (find_run(ctx.client, rule.workflow, request, tracked.by_tag)
                                     if request else None)
-        if run_id and not tracked.by_tag:  # a moved tag's run is cancelled by its concurrency group
-            ctx.client.cancel_workflow_run(run_id)
+        if run_id:
+            cancel(ctx.client, run_id, tracked.by_tag)
         finish(ctx.client, ref.id, results.without_report(
             device, "cancelled", f"superseded by {new_sha[:10]}",
             f"A push moved the pull request to `{new_sha[:12]}`; this head's run was cancelled.",

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from github import GithubException
-
 from flagbot.bot import metrics
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.devices import plan, results, runs
@@ -43,12 +41,7 @@ def handle(ctx: Context) -> dict[str, Any]:
         return {"request": request.id, "check_run": "waiting", "seconds_left": round(left)}
     rule = plan.rules(ctx.config)
     run_id = tracked.run_id or runs.find_run(ctx.client, rule.workflow, request, tracked.by_tag)
-    try:
-        cancelled = ctx.client.cancel_workflow_run(run_id) if run_id else False
-    except GithubException as exc:
-        if not tracked.by_tag or exc.status != 403:
-            raise
-        cancelled = False  # tag dispatch needs only Actions: read; the run ends at its own timeout
+    cancelled = runs.cancel(ctx.client, run_id, tracked.by_tag) if run_id else False
     why = (f"No report came back within {device.timeout_minutes} minutes. "
            + ("The workflow run was cancelled." if cancelled else
               "No workflow run was found: is a runner with the labels "

@@ -111,6 +111,8 @@ def test_unlabelling_deletes_the_tag_and_check_again_re_creates_it(emu, settings
     [run] = emu.workflow_runs(repo)
     upload(emu, repo, run, report([op("softmax")]), "success", f"flagbot-kernels-a_x100-1-{pr['head']['sha']}")
     deliver_run(emu, settings, repo, run["id"])
+    comment(emu, settings, repo, "/check a_x100 softmax", sender="alice")
+    assert "a tag carries no inputs" in replies(emu, repo)[-1] and len(emu.workflow_runs(repo)) == 1
     # `/check` on the same head: the tag already names it, so it is deleted and pushed again
     comment(emu, settings, repo, "/check a_x100", sender="alice")
     assert len(emu.workflow_runs(repo)) == 2 and "re-created" in replies(emu, repo)[-1]
@@ -362,3 +364,19 @@ def test_the_tag_workflows_hosted_plan_job_does_not_start_the_check_run(emu, set
     started = deliver_run(emu, settings, repo, run["id"], action="in_progress", event="workflow_job",
                           delivery="job-check")
     assert started["check_run"] == "in_progress" and started["runner"] == "runner-1"
+
+
+def test_without_actions_write_a_superseded_tag_run_is_left_to_its_concurrency_group(emu, settings) -> None:
+    repo = tag_repo(emu)
+    pr = open_device_pr(emu, repo, labels=())
+    comment(emu, settings, repo, "/check a_x100", sender="alice")  # started by /check, no label
+    [run] = emu.workflow_runs(repo)
+    emu.inject("POST", rf"/repos/{repo.full_name}/actions/runs/\d+/cancel", 403, times=1,
+               body={"message": "Resource not accessible by integration"})
+    emu.push_commit(repo, branch="feature", files={BACKEND: "def softmax(x, dim):\n    return x + 0\n"})
+    emu.update_pull_head(repo, 1)
+    result = deliver_pr(emu, settings, repo, action="synchronize", delivery="d-2", before=pr["head"]["sha"])
+    assert result["kernels"]["cancelled"] == ["a_x100"]
+    assert kernel_runs(emu, repo, pr["head"]["sha"])[0]["conclusion"] == "cancelled"
+    assert emu.workflow_runs(repo)[0]["status"] == "queued"  # refused: GitHub's concurrency ends it
+    assert any(c.path.endswith(f"/actions/runs/{run['id']}/cancel") and c.status == 403 for c in emu.calls)
