@@ -104,6 +104,16 @@ def mark_in_progress(ctx: Context, ref: CheckRunRef, tracked: Tracked, run_id: i
     return "in_progress"
 
 
+def record_run(ctx: Context, ref: CheckRunRef, tracked: Tracked, run: dict[str, Any]) -> str:
+    """Pin a tag-started run to its check run (once), with the link to it."""
+    if tracked.run_id is not None:
+        return "unchanged"
+    url = run.get("html_url")
+    ctx.client.update_check_run(ref.id, {"external_id": tracked.but(run_id=int(run["id"])).encode(),
+                                         **({"details_url": url} if url else {})})
+    return "run recorded"
+
+
 def handle(ctx: Context) -> dict[str, Any]:
     """Start or finish the check run of a device-check workflow run."""
     run = field_of(ctx.payload, "workflow_run")
@@ -115,6 +125,10 @@ def handle(ctx: Context) -> dict[str, Any]:
         return {"request": request.id, "check_run": "completed already"}
     run_id = int(run["id"])
     if ctx.action != "completed" or run.get("status") != "completed":
+        if tracked.by_tag:
+            # The tag workflow starts with a job on a hosted runner: the run being under way says
+            # nothing about the device; its `workflow_job` on the device's runner does.
+            return {"request": request.id, "check_run": record_run(ctx, ref, tracked, run)}
         return {"request": request.id,
                 "check_run": mark_in_progress(ctx, ref, tracked, run_id, run.get("html_url"),
                                               device.name)}

@@ -84,8 +84,13 @@ def test_tag_dispatch_creates_moves_and_deletes_the_ciflow_tag(emu, settings) ->
     tracked = Tracked.decode(check["external_id"])
     assert check["status"] == "queued" and tracked is not None and tracked.by_tag and tracked.run_id is None
     # the run is matched by tag, head sha and workflow; its report decides
-    emu.set_workflow_run(repo, run["id"], "in_progress")
-    assert deliver_run(emu, settings, repo, run["id"], action="in_progress")["check_run"] == "in_progress"
+    emu.set_workflow_run(repo, run["id"], "in_progress", labels=["ubuntu-latest"])
+    assert deliver_run(emu, settings, repo, run["id"], action="in_progress")["check_run"] == "run recorded"
+    [check] = kernel_runs(emu, repo, head)
+    assert check["status"] == "queued" and Tracked.decode(check["external_id"]).run_id == run["id"]
+    emu.set_workflow_run(repo, run["id"], "in_progress", labels=["self-hosted", "a_x100"])
+    job = deliver_run(emu, settings, repo, run["id"], action="in_progress", event="workflow_job")
+    assert job["check_run"] == "in_progress"
     upload(emu, repo, run, report([op("softmax")]), "success", f"flagbot-kernels-a_x100-1-{head}")
     assert deliver_run(emu, settings, repo, run["id"])["conclusion"] == "success"
     # a force-push that is no descendant moves the tag (force) and starts the new head's run
