@@ -385,3 +385,16 @@ def test_without_actions_write_a_superseded_tag_run_is_left_to_its_concurrency_g
     assert kernel_runs(emu, repo, pr["head"]["sha"])[0]["conclusion"] == "cancelled"
     assert emu.workflow_runs(repo)[0]["status"] == "queued"  # refused: GitHub's concurrency ends it
     assert any(c.path.endswith(f"/actions/runs/{run['id']}/cancel") and c.status == 403 for c in emu.calls)
+
+
+def test_tracked_keeps_attempt_progress_previous_run_and_mode_and_refuses_garbage() -> None:
+    request = Request.new(3, "c" * 40, "a_x100")
+    full = Tracked(request.id, 9, ("softmax",), "queued", 2, 1_700_000_000, (8, "timed_out"), True)
+    assert Tracked.decode(full.encode()) == full
+    plain = Tracked(request.id)
+    assert plain.encode().count(" ") == 4 and Tracked.decode(plain.encode()) == plain
+    for bad in (full.encode() + " x=1 y=2 z=3 w=4", full.encode().replace("queued", "lost"),
+                "fbk1 nope - - queued", ""):
+        assert Tracked.decode(bad) is None
+    odd = Tracked.decode(f"fbk1 {request.id} - - queued a=999 p=abc prev=1:bad-word")
+    assert odd is not None and (odd.attempt, odd.progress_at, odd.prev) == (1, None, None)
