@@ -201,3 +201,18 @@ def layout_findings(folder: Folder) -> list[Finding]:
                            f"mixes {len(folder.plain)} plain and {len(folder.encrypted)} "
                            "encrypted patch files; a folder holds one form"))
     return out
+
+
+def unpatch_hint(repo: Path, hardwares: str, device: str) -> str | None:
+    """What to do when `flagbot unpatch` finds only per-file folders for `device`, or None."""
+    folders = [f for f in find_folders(repo, hardwares) if f.device == device]
+    if not folders:
+        return None
+    names = ", ".join(f.backend for f in folders)
+    own = next((f for f in folders if f.backend == FLAGSCALE), None)
+    step = (f"convert the FlagScale folder with `flagbot migrate {own.rel}` (it writes "
+            f"{hardwares}/{device}/<base8>/<base8>.patch), then unpatch that base; "
+            if own is not None else "")
+    return (f"{hardwares}/{device}/ holds FlagScale's per-file folders ({names}), which unpatch "
+            f"does not build directly: {step}submodule backends are applied by FlagScale's "
+            "tools/patch/unpatch.py")

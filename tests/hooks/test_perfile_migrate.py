@@ -100,3 +100,18 @@ def test_an_existing_different_seed_patch_is_never_overwritten(
     shutil.rmtree(repo.path / target.rsplit("/", 1)[0])
     assert run(repo.path, capsys, pr.CAMBRICON)[0] == 0
     assert run(repo.path, capsys, pr.CAMBRICON)[1].startswith("unchanged")
+
+
+def test_unpatch_names_the_per_file_folders_and_builds_after_migrate(
+        flagscale: pr.PerfileRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = flagscale.repo.copy(tmp_path / "unpatch")
+    args = ["-C", str(repo.path), "unpatch", "--device-type", "Huawei_Atlas800TA3",
+            "--commit-id", flagscale.base_a[:8]]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert "holds FlagScale's per-file folders (FlagScale)" in err
+    assert f"flagbot migrate {pr.HUAWEI}" in err
+    assert run(repo.path, capsys, pr.HUAWEI)[0] == 0
+    assert cli.main(args) == 0
+    built = repo.path / "build" / "Huawei_Atlas800TA3" / repo.path.name
+    assert (built / "tools/checkpoint/qwen2_5_vl/run.sh").is_file()
