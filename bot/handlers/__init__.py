@@ -33,7 +33,8 @@ class Handler:
 HANDLERS: dict[str, Handler] = {
     "pull_request": Handler(pull_request.wants, pull_request.handle,
                             "labels, patch regeneration, `flagbot / patches`, "
-                            "`flagbot / backends`, summary comment"),
+                            "`flagbot / backends`, summary comment; once merged, FlagScale's "
+                            "patch_history.yaml update"),
     "issue_comment": Handler(issue_comment.wants, issue_comment.handle,
                              "slash commands: /help, /patch, /unpatch, /check, /ok-to-test"),
     "workflow_run": Handler(workflow_run.wants_run, workflow_run.handle_run,

@@ -13,7 +13,15 @@ from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
+from flagbot.bot.handlers import (
+    backends,
+    checkruns,
+    downstream,
+    labels,
+    patch_history,
+    patches,
+    summary,
+)
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.markdown import code_block, plain
 from flagbot.hooks import git as plumbing
@@ -46,8 +54,8 @@ def config_failure(name: str, problems: list[str]) -> CheckResult:
 
 def handle(ctx: Context) -> dict[str, Any]:
     """Run the whole flow for one `pull_request` delivery; returns what each step did."""
-    if ctx.action == "closed":  # merged or closed: only the downstream label log changes
-        return downstream.closed(ctx)
+    if ctx.action == "closed":  # merged or closed: the label log, and FlagScale's history
+        return {**downstream.closed(ctx), **patch_history.on_closed(ctx)}
     pr = PullRequest.from_payload(ctx.payload)
     client = ctx.client
     head = client.pull_head(pr.number)
