@@ -180,8 +180,9 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     findings = check_patches(repo, args.files, hardwares=hardwares, layout_only=layout_only,
                              allow_missing_base=args.allow_missing_base,
                              options=perfile_options(args, Path(cwd or os.getcwd())))
-    findings += nothing_checked(repo, hardwares, args.files,
-                                select_patches(repo, hardwares, args.files))
+    findings += nothing_checked(repo, hardwares, args.files, [
+        *select_patches(repo, hardwares, args.files),
+        *(f for f in args.files if perfile_check.is_perfile_file(f, hardwares))])
     status = unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
     skipped = sum(f.rule == "base-unavailable" for f in findings)
     if args.format == "json":
