@@ -116,8 +116,7 @@ def check_patches(repo: Path, files: Sequence[str] = (), *, hardwares: str = "ha
     if wanted is None or wanted:
         findings += perfile_check.check(repo, hardwares, wanted, opts, apply=not layout_only)[1]
     if layout_only:
-        keep = set(seed)
-        return findings + [f for f in verify.check_layout(repo, hardwares) if f.path in keep]
+        return findings + [f for rel in seed for f in verify.read_checked(repo, rel, hardwares)[1]]
     return findings + verify_patches(repo, seed, hardwares=hardwares,
                                      allow_missing_base=allow_missing_base)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from flagbot.hooks.findings import ERROR, WARNING, Finding
 from flagbot.hooks.limits import read_limited
-from flagbot.hooks.patches.perfile import DIFF_YAML, FULL_ID, HISTORY, TASKS
+from flagbot.hooks.patches.perfile import DIFF_YAML, FLAGSCALE, FULL_ID, HISTORY, TASKS
 
 MAX_HISTORY_BYTES = 1024 * 1024
 
@@ -93,10 +93,13 @@ def record(text: str, device: str, tasks: Iterable[str], backends: Iterable[str]
 
     doc = load(text)
     names = sorted(set(backends))
+    # the single keys in the order FlagScale's maintainers pass them (every entry of the real
+    # file): the submodule backends, then FlagScale
+    singles = [n for n in names if n != FLAGSCALE] + [n for n in names if n == FLAGSCALE]
     per_device = doc.setdefault(device, {})
     for task in tasks:
         per_task = per_device.setdefault(task, {})
-        for key in ["+".join(names), *names]:
+        for key in ["+".join(names), *singles]:
             commits = per_task.setdefault(key, [])
             if commit not in commits:
                 commits.append(commit)

@@ -28,3 +28,14 @@ def test_recording_twice_changes_nothing_and_untouched_text_is_byte_stable() -> 
 def test_a_new_device_and_task_are_added_at_the_end() -> None:
     text = record(REAL, "Moore_S4000", ["post_train"], ["FlagScale"], NEW)
     assert text.endswith(f"Moore_S4000:\n  post_train:\n    FlagScale:\n    - {NEW}\n")
+
+
+def test_the_bot_update_is_byte_for_byte_the_maintainers_commit() -> None:
+    """FlagScale's #908 recorded the merges of #907 and #906 by hand; the same two records
+    made here give exactly its file."""
+    real = pr.EXTRACT.parent / "flagscale-history"
+    text = record((real / "before-908.yaml").read_text(), "NVIDIA_CambriconMLU", ["train"],
+                  ["Megatron-LM"], "631ebb869a58a4d495a4c2bd1698e31409448ca6")
+    text = record(text, "Cambricon_MLU", ["train"], ["FlagScale", "Megatron-LM"],
+                  "a4434373b7d0bf952d8d6eecb036243cd0a7a049")
+    assert text == (real / "after-908.yaml").read_text()
