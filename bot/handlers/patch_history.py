@@ -24,6 +24,7 @@ from flagbot.hooks import git
 from flagbot.hooks.folders import layout_for_paths
 from flagbot.hooks.patches import perfile_history
 from flagbot.hooks.patches.perfile import DIFF_YAML, TASKS
+from flagbot.kernels.yamlload import safe_load_bounded
 
 BRANCH = "flagbot/patch-history/{number}"
 TITLE = "[{devices}] record patch history for #{number}"
@@ -55,7 +56,7 @@ def tasks_of(git_dir: Path, commit: str, folder: str) -> list[str] | None:
     if text is None:
         return None
     try:
-        doc = yaml.safe_load(text)
+        doc = safe_load_bounded(text)
     except yaml.YAMLError:
         return []
     tasks = doc.get("task") if isinstance(doc, dict) else None

@@ -20,6 +20,7 @@ from typing import Any
 
 from flagbot.hooks.findings import ERROR, WARNING, Finding
 from flagbot.hooks.limits import read_limited
+from flagbot.kernels.yamlload import safe_load_bounded
 
 DIFF_YAML = "diff.yaml"
 HISTORY = "patch_history.yaml"
@@ -131,7 +132,7 @@ def read_meta(repo: Path, folder: Folder) -> tuple[Meta | None, list[Finding]]:
 
     rel = folder.meta_rel
     try:
-        doc = yaml.safe_load(read_limited(repo / rel, MAX_YAML_BYTES))
+        doc = safe_load_bounded(read_limited(repo / rel, MAX_YAML_BYTES).decode("utf-8"))
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         return None, [Finding(rel, 0, ERROR, "perfile-meta", f"cannot read it as YAML: {exc}")]
     if not isinstance(doc, dict):

@@ -16,6 +16,7 @@ from typing import Any
 from flagbot.hooks.findings import ERROR, WARNING, Finding
 from flagbot.hooks.limits import read_limited
 from flagbot.hooks.patches.perfile import DIFF_YAML, FLAGSCALE, FULL_ID, HISTORY, TASKS
+from flagbot.kernels.yamlload import safe_load_bounded
 
 MAX_HISTORY_BYTES = 1024 * 1024
 
@@ -26,9 +27,7 @@ def history_rel(hardwares: str) -> str:
 
 def load(text: str) -> dict[str, Any]:
     """The parsed file (empty when blank); ValueError when it is not a mapping."""
-    import yaml
-
-    doc = yaml.safe_load(text) or {}
+    doc = safe_load_bounded(text) or {}  # aliases cannot expand without bound
     if not isinstance(doc, dict):
         raise ValueError("not a mapping of devices")
     return doc

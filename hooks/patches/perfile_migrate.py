@@ -30,6 +30,7 @@ from flagbot.hooks.patches.make import verify_generated
 from flagbot.hooks.patches.perfile import DIFF_YAML, FLAGSCALE, MAX_YAML_BYTES, Folder, read_meta
 from flagbot.hooks.patches.perfile_verify import Item, encrypted_items, read_item, stage
 from flagbot.hooks.patches.scratch import GitDir, Scratch
+from flagbot.kernels.yamlload import safe_load_bounded
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
@@ -151,8 +152,8 @@ def same_base(repo: Path, meta_rel: str, base: str) -> bool:
     import yaml
 
     try:
-        doc = yaml.safe_load((repo / meta_rel).read_bytes()[:MAX_YAML_BYTES])
-    except (OSError, yaml.YAMLError):
+        doc = safe_load_bounded((repo / meta_rel).read_bytes()[:MAX_YAML_BYTES].decode("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False
     return isinstance(doc, dict) and doc.get("commit") == base
 

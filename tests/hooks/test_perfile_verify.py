@@ -182,3 +182,12 @@ def test_submodule_patches_are_applied_in_a_given_source(
     found = verify_folders(repo.path, folders, opts)
     assert [(f.path, f.rule) for f in found] == [(f"{folder}/vllm/config.py.patch", "perfile-apply")]
     assert "vllm commit" in found[0].message
+
+
+def test_an_alias_bomb_diff_yaml_is_one_error_not_a_hang(
+        planted: Callable[[str, Callable[[bytes], bytes]], Repo]) -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+    repo = planted(f"{pr.CAMBRICON}/diff.yaml", lambda _: bomb.encode())
+    (found,) = errors(findings_of(repo.path))
+    assert (found.path, found.rule) == (f"{pr.CAMBRICON}/diff.yaml", "perfile-meta")
