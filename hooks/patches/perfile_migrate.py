@@ -162,7 +162,9 @@ def flagscale_diff(gd: GitDir, base: str, tip: str, abbrev: int | None) -> bytes
     """`git diff base tip --binary` as FlagScale's tool gets it (default settings, GitPython's
     output: the final newline stripped)."""
     width = "auto" if abbrev is None else str(abbrev)
-    proc = gd.run(["-c", f"core.abbrev={width}", "diff", "--binary", base, tip])
+    # FlagScale's tool diffs its own backend with submodule pointers left out
+    proc = gd.run(["-c", f"core.abbrev={width}", "diff", "--binary", "--ignore-submodules=all",
+                   base, tip])
     return proc.stdout[:-1] if proc.stdout.endswith(b"\n") else proc.stdout
 
 
