@@ -10,7 +10,8 @@ included), medians of `--rounds`:
 2. plus one synthetic per-file folder of every file `git diff HEAD~SPAN HEAD` changes (real
    FlagScale changes, split per file as FlagScale's tool splits them; ~480 for SPAN=100 on
    flagos-ai 16a2dd5b), all applied at HEAD~SPAN: the "~500 plain per-file patches" case;
-3. case 2 with one patch broken, so the folder's batch fails and every file is re-checked alone.
+3. case 2 with one patch broken, so the folder's batch fails and the broken file is found by
+   halving it.
 
 The checkout is never changed: cases 2 and 3 run in a copy made under /tmp.
 """
@@ -100,7 +101,7 @@ def main() -> int:
         print(f"2. + {count} applied per-file patches: {seconds:.2f} s  ({line})")
         break_one(tree)
         seconds, line = timed(tree, args.rounds)
-        print(f"3. + one broken (each file re-checked alone): {seconds:.2f} s  ({line})")
+        print(f"3. + one broken (found by halving the batch): {seconds:.2f} s  ({line})")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"load average after: {os.getloadavg()}")

@@ -191,3 +191,19 @@ def test_an_alias_bomb_diff_yaml_is_one_error_not_a_hang(
     repo = planted(f"{pr.CAMBRICON}/diff.yaml", lambda _: bomb.encode())
     (found,) = errors(findings_of(repo.path))
     assert (found.path, found.rule) == (f"{pr.CAMBRICON}/diff.yaml", "perfile-meta")
+
+
+def test_every_broken_patch_of_a_folder_is_named(flagscale: pr.PerfileRepo, tmp_path: Path) -> None:
+    repo = flagscale.repo.copy(tmp_path / "two")
+    broken = [f"{pr.HUAWEI}/run.sh.patch", f"{pr.HUAWEI}/tools/checkpoint/qwen2_5_vl/run.sh.patch"]
+    for rel in broken:
+        (repo.path / rel).write_bytes(cut_hunk((repo.path / rel).read_bytes()))
+    assert sorted(f.path for f in errors(findings_of(repo.path))) == broken
+
+
+def test_two_patches_creating_one_path_clash(flagscale: pr.PerfileRepo, tmp_path: Path) -> None:
+    repo = flagscale.repo.copy(tmp_path / "clash")
+    shutil.copy(repo.path / pr.HUAWEI / "hostfile.patch", repo.path / pr.HUAWEI / "hostfile2.patch")
+    (found,) = errors(findings_of(repo.path))
+    assert (found.path, found.rule) == (f"{pr.HUAWEI}/hostfile2.patch", "perfile-apply")
+    assert f"{pr.HUAWEI}/hostfile.patch changes too" in found.message
