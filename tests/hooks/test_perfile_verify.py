@@ -207,3 +207,10 @@ def test_two_patches_creating_one_path_clash(flagscale: pr.PerfileRepo, tmp_path
     (found,) = errors(findings_of(repo.path))
     assert (found.path, found.rule) == (f"{pr.HUAWEI}/hostfile2.patch", "perfile-apply")
     assert f"{pr.HUAWEI}/hostfile.patch changes too" in found.message
+
+
+def test_hetero_check_says_a_per_file_repository_has_no_hetero_txt(
+        flagscale: pr.PerfileRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["-C", str(flagscale.path), "hetero", "check"]) == 0
+    out = capsys.readouterr().out
+    assert f"{pr.HW}/hetero.txt:0: note: [hetero-perfile] absent" in out
