@@ -11,7 +11,7 @@ from flagbot.bot.markdown import code, plain
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError
 from flagbot.hooks.findings import ERROR, WARNING, Finding
-from flagbot.hooks.patches import perfile_check
+from flagbot.hooks.patches import perfile, perfile_check
 from flagbot.hooks.patches.hetero import check_hetero
 from flagbot.hooks.patches.perfile_verify import Options
 from flagbot.hooks.patches.verify import is_patch_path, verify_patch
@@ -79,18 +79,38 @@ def verify_all(checkout: Path, config: RepoConfig, patches: list[str]) -> list[F
     return findings
 
 
+# per-folder warnings saying a FlagScale per-file folder's patches could not be applied here
+UNVERIFIABLE = frozenset({"perfile-unverified", "perfile-encrypted"})
+
+
+def not_verifiable(config: RepoConfig, patches: list[str], warnings: list[Finding]) -> set[str]:
+    """Per-file patches whose folder got a warning that they were not applied (no submodule
+    source or key on the bot's host): counted apart, never as verified."""
+    folders = {f.path.rsplit("/", 1)[0] for f in warnings
+               if f.rule in UNVERIFIABLE and f.path.endswith("/diff.yaml")}
+    return {p for p in patches if is_patch_path(p)
+            and perfile.folder_rel(p, config.hardwares) in folders}
+
+
+def state(path: str, bad: list[str], unverified: set[str]) -> str:
+    return "fails" if path in bad else "not verifiable here" if path in unverified else "ok"
+
+
 def result(config: RepoConfig, patches: list[str], findings: list[Finding]) -> CheckResult:
     """Turn findings into the check run's conclusion, title and summary."""
     errors = [f for f in findings if f.severity == ERROR]
     warnings = [f for f in findings if f.severity == WARNING]
     bad = sorted({f.path for f in errors})
     count = sum(map(is_patch_path, patches))
-    title = (f"{count} patch(es) verified" if not errors
+    unverified = not_verifiable(config, patches, warnings)
+    title = (f"{count - len(unverified)} patch(es) verified" if not errors
              else f"{len(errors)} error(s) in {len(bad)} file(s)")
+    if unverified and not errors:
+        title += f", {len(unverified)} not verifiable here"
     lines = [f"Checked {count} patch(es) and `{config.hardwares}/hetero.txt`: "
              f"{len(errors)} error(s), {len(warnings)} warning(s)."]
     if patches:
-        lines += [""] + [f"- {code(p)}: {'fails' if p in bad else 'ok'}" for p in patches]
+        lines += [""] + [f"- {code(p)}: {state(p, bad, unverified)}" for p in patches]
     if errors:
         commands = []
         if set(bad) & set(patches):

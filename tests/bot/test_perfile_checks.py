@@ -77,3 +77,16 @@ def test_configured_hardwares_lets_the_bot_write_seed_patches_there(emu: Emulato
     emu.label_issue(repo, pull["number"], "device: Cambricon_MLU")
     result = deliver(emu, settings, repo, pull["number"])
     assert result["regenerated"] == "pushed"
+
+
+def test_submodule_patches_are_counted_apart_never_as_verified(emu: Emulator, settings) -> None:
+    repo, base = flagscale(emu)
+    files = {rel: data for rel, data in files_under(pr.EXTRACT / pr.MEGATRON, pr.MEGATRON + "/").items()}
+    files[f"{pr.MEGATRON}/diff.yaml"] = bytes(files[f"{pr.MEGATRON}/diff.yaml"]).replace(  # type: ignore[arg-type]
+        pr.BASE_A.encode(), base.encode())
+    pull = open_pr(emu, repo, files)
+    deliver(emu, settings, repo, pull["number"])
+    run = runs_by_name(emu, repo, pull["head"]["sha"])[PATCHES]
+    assert (run["conclusion"], run["output"]["title"]) == (
+        "success", "0 patch(es) verified, 3 not verifiable here")
+    assert f"`{pr.MEGATRON}/megatron/core/timers.py.patch`: not verifiable here" in run["output"]["summary"]
