@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 SUBMODULES = "third_party"
 _FAILED_AT = re.compile(r"patch failed: (.+):(\d+)")
 _CORRUPT_AT = re.compile(r"corrupt patch at line (\d+)")
+# patch files per `git apply` run: far below the kernel's argument-length limit even with
+# long paths, and more than any real folder holds (FlagScale's largest: 753)
+BATCH = 1000
 # FlagScale's 4096-bit key: IV 16 + wrapped key 512 + whole AES blocks
 _ENC_OVERHEAD = 16 + 512
 
@@ -251,7 +254,12 @@ def check_job(gd: GitDir, job: Job) -> list[Finding]:
     each error names its own file and git's reason for it."""
     pairs = [(item, stage(gd, n, item)) for n, item in enumerate(job.items)]
     gd.run(["read-tree", job.base])
-    failed, clash = failing(gd, pairs)
+    failed: list[tuple[Item, bytes]] = []
+    clash = False
+    for start in range(0, len(pairs), BATCH):  # a command line has a length limit
+        some, odd = failing(gd, pairs[start:start + BATCH])
+        failed += some
+        clash = clash or odd
     out = [apply_finding(job, item, err) for item, err in failed]
     if clash:  # not seen with git 2.39 (--check weighs each input alone); never hidden
         out.append(Finding(job.folder.meta_rel, 0, ERROR, "perfile-apply",

@@ -214,3 +214,15 @@ def test_hetero_check_says_a_per_file_repository_has_no_hetero_txt(
     assert cli.main(["-C", str(flagscale.path), "hetero", "check"]) == 0
     out = capsys.readouterr().out
     assert f"{pr.HW}/hetero.txt:0: note: [hetero-perfile] absent" in out
+
+
+def test_large_folders_are_applied_in_batches(flagscale: pr.PerfileRepo, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from flagbot.hooks.patches import perfile_verify
+
+    monkeypatch.setattr(perfile_verify, "BATCH", 3)  # the Huawei folder's 8 files: 3 batches
+    assert errors(findings_of(flagscale.path, f"{pr.HUAWEI}/diff.yaml")) == []
+    repo = flagscale.repo.copy(tmp_path / "batches")
+    last = f"{pr.HUAWEI}/tools/datasets/qwenvl/run.sh.patch"
+    (repo.path / last).write_bytes(cut_hunk((repo.path / last).read_bytes()))
+    assert [f.path for f in errors(findings_of(repo.path, f"{pr.HUAWEI}/diff.yaml"))] == [last]
