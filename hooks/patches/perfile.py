@@ -49,12 +49,6 @@ class Folder:
     encrypted: tuple[str, ...] = ()
 
     @property
-    def whole(self) -> bool:
-        """The older whole-backend form: one `diff.patch[.encrypted]` for the backend."""
-        return any(p.rsplit("/", 1)[-1] in WHOLE_NAMES and p.count("/") == self.rel.count("/") + 1
-                   for p in (*self.plain, *self.encrypted))
-
-    @property
     def meta_rel(self) -> str:
         return f"{self.rel}/{DIFF_YAML}"
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from flagbot.hooks.findings import ERROR, Finding
 from flagbot.hooks.patches.perfile import (
     DIFF_YAML,
-    HISTORY,
     find_folders,
     folder_rel,
     folders_for,
@@ -78,4 +77,4 @@ def check(repo: Path, hardwares: str, files: Sequence[str] | None, opts: Options
     return count, findings
 
 
-__all__ = ["HISTORY", "check", "is_perfile_file", "orphans", "split"]
+__all__ = ["check", "is_perfile_file", "orphans", "split"]

@@ -27,7 +27,6 @@ from flagbot.hooks.findings import ERROR, WARNING, Finding
 from flagbot.hooks.limits import MAX_PATCH_BYTES, read_limited
 from flagbot.hooks.patches import patchfile
 from flagbot.hooks.patches.perfile import (
-    ENCRYPTED,
     FLAGSCALE,
     WHOLE_NAMES,
     Folder,
@@ -327,4 +326,4 @@ def apply_finding(job: Job, item: Item, stderr: bytes) -> Finding:
                    "against that commit (or correct `commit` in diff.yaml)")
 
 
-__all__ = ["ENCRYPTED", "Item", "Job", "Options", "verify_folders"]
+__all__ = ["Item", "Job", "Options", "present_commits", "verify_folders"]
