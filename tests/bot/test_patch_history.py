@@ -63,3 +63,12 @@ def test_a_merged_pr_without_per_file_folders_changes_no_history(emu: Emulator, 
     result = deliver(emu, settings, repo, pull["number"], action="closed")
     assert "patch_history" not in result
     assert not [c for c in emu.writes() if c.path.endswith("/pulls")]
+
+
+def test_merging_the_bots_own_history_pr_proposes_nothing_more(emu: Emulator, settings) -> None:
+    repo, number, _ = merged_vendor_pr(emu)
+    own = deliver(emu, settings, repo, number, action="closed")["pull"]
+    emu.merge_pull(repo, own)
+    result = deliver(emu, settings, repo, own, action="closed", delivery="d-2")
+    assert "patch_history" not in result
+    assert len([c for c in emu.writes() if c.method == "POST" and c.path.endswith("/pulls")]) == 1
