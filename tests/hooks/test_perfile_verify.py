@@ -226,3 +226,13 @@ def test_large_folders_are_applied_in_batches(flagscale: pr.PerfileRepo, tmp_pat
     last = f"{pr.HUAWEI}/tools/datasets/qwenvl/run.sh.patch"
     (repo.path / last).write_bytes(cut_hunk((repo.path / last).read_bytes()))
     assert [f.path for f in errors(findings_of(repo.path, f"{pr.HUAWEI}/diff.yaml"))] == [last]
+
+
+def test_drift_names_each_per_file_folder_once(flagscale: pr.PerfileRepo) -> None:
+    from flagbot.hooks.patches.drift import check_drift
+
+    report = check_drift(flagscale.path, flagscale.repo.rev("HEAD"), pr.HW)
+    assert report.checked == [] and report.drifted == []
+    assert [line.split(":", 1)[0] for line in report.skipped] == sorted(
+        f"{f}/" for f in (pr.CAMBRICON, pr.HUAWEI, pr.KUNLUNXIN, pr.METAX, pr.MEGATRON))
+    assert f"{pr.HUAWEI}/: FlagScale per-file folder (8 patch file(s))" in report.skipped[1]
