@@ -25,6 +25,10 @@ def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", nargs="+", choices=TASKS, default=["train"],
                         help="with --to-perfile: diff.yaml's task (default: train)")
     parser.add_argument("--contact", default="", help="with --to-perfile: diff.yaml's contact")
+    parser.add_argument("--encrypt-key", metavar="DIR",
+                        help="with --to-perfile: store .patch.encrypted files under the "
+                             "vendor's public_key.pem (or that PEM file), as FlagScale's "
+                             "tool does with --key-path")
     parser.add_argument("--abbrev", type=int, choices=range(7, 41), metavar="N",
                         help="with --to-perfile: hex digits of the index lines (default: git's "
                              "automatic width, as FlagScale's tool; 9 in a FlagScale clone)")
@@ -42,6 +46,19 @@ def render(conv: Conversion, dry_run: bool) -> str:
     return f"{conv.status} {conv.source}\n  {conv.reason}"
 
 
+def encrypted(conv: Conversion, key_path: str | None) -> Conversion:
+    """The conversion with each patch file encrypted (diff.yaml stays plain), given a key."""
+    if key_path is None or conv.status != "converted":
+        return conv
+    from flagbot.hooks.patches.perfile_crypto import encrypt, load_public_key
+
+    key = load_public_key(Path(key_path).resolve())
+    conv.targets = {(rel + ".encrypted" if rel.endswith(".patch") else rel):
+                    (encrypt(data, key) if rel.endswith(".patch") else data)
+                    for rel, data in conv.targets.items()}
+    return conv
+
+
 def run(repo: Path, hardwares: str, rels: Sequence[str], args: argparse.Namespace) -> list[Conversion]:
     """Convert, print one entry each, return the outcomes."""
     if args.to_perfile:
@@ -50,8 +67,9 @@ def run(repo: Path, hardwares: str, rels: Sequence[str], args: argparse.Namespac
                              hint="flagbot migrate --to-perfile hardware/DEV/<base8>/<base8>.patch")
         out = []
         for rel in rels:
-            conv = to_perfile(repo, rel, hardwares, tasks=args.task, contact=args.contact,
-                              abbrev=args.abbrev)
+            conv = encrypted(to_perfile(repo, rel, hardwares, tasks=args.task,
+                                        contact=args.contact, abbrev=args.abbrev),
+                             args.encrypt_key)
             folder = next(iter(conv.targets), "").rsplit("/", 1)[0] if conv.targets else None
             dest = f"{hardwares.strip('/')}/{rel.split('/')[-3]}/FlagScale" if folder else None
             out.append(settle(repo, conv, dry_run=args.dry_run, replace_dir=dest))

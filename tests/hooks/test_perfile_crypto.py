@@ -94,3 +94,24 @@ def test_another_vendors_key_cannot_read_real_files(make_repo: MakeRepo, keys: P
     assert rc == 1
     assert out.count("[perfile-encrypted] cannot decrypt") == 2
     assert f"{pr.KUNLUNXIN}/examples/qwen3/conf/serve.yaml.patch.encrypted" in out
+
+
+def test_to_perfile_can_store_encrypted_files_that_verify_with_the_key(
+        make_repo: MakeRepo, keys: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from flagbot.hooks.patches import perfile
+    from flagbot.hooks.patches.perfile_migrate import to_seed
+
+    built = pr.build(make_repo, "encrypt-out")
+    [(seed_rel, data)] = to_seed(built.path, perfile.scan_folder(built.path, pr.CAMBRICON),
+                                 pr.HW).targets.items()
+    seed_rel = seed_rel.replace("Cambricon_MLU", "Enflame_S60")
+    built.repo.write(seed_rel, data)
+    assert cli.main(["-C", str(built.path), "migrate", "--to-perfile", seed_rel,
+                     "--encrypt-key", str(keys)]) == 0
+    folder = f"{pr.HW}/Enflame_S60/FlagScale"
+    assert (built.path / folder / "flagscale/train/arguments.py.patch.encrypted").is_file()
+    assert not (built.path / folder / "flagscale/train/arguments.py.patch").exists()
+    capsys.readouterr()
+    assert cli.main(["-C", str(built.path), "verify", f"{folder}/diff.yaml",
+                     "--key-path", str(keys)]) == 0
+    assert "0 error(s), 0 warning(s)" in capsys.readouterr().out
