@@ -226,13 +226,25 @@ def repo_relative(repo: Path, here: Path, given: str) -> str:
         raise UsageError(f"{given}: not inside the repository {repo}") from None
 
 
+def folder_files(repo: Path, rel: str) -> list[str]:
+    """A PATCH argument that is a folder: its diff.yaml (a per-file folder), else its patches."""
+    if not (repo / rel).is_dir():
+        return [rel]
+    if (repo / rel / "diff.yaml").is_file():
+        return [f"{rel.rstrip('/')}/diff.yaml"]
+    return [f"{rel.rstrip('/')}/{p.relative_to(repo / rel).as_posix()}"
+            for p in sorted((repo / rel).rglob("*.patch*"))
+            if p.is_file() and verify.is_patch_path(p.name)] if rel not in ("", ".") else []
+
+
 def verify_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     """Run `flagbot verify` (errors are mapped by hooks/cli.py)."""
     args = parse_args(build_verify_parser(), argv)
     here = Path(cwd or os.getcwd())
     repo = git.toplevel(here)
     hardwares = configured_folder(repo, "hardwares")
-    given = [repo_relative(repo, here, p) for p in args.patches]
+    given = [expand for p in args.patches
+             for expand in folder_files(repo, repo_relative(repo, here, p))]
     rels = given or verify.find_patches(repo, hardwares)
     findings = check_patches(repo, given, hardwares=hardwares,
                              allow_missing_base=args.allow_missing_base,

@@ -236,3 +236,11 @@ def test_drift_names_each_per_file_folder_once(flagscale: pr.PerfileRepo) -> Non
     assert [line.split(":", 1)[0] for line in report.skipped] == sorted(
         f"{f}/" for f in (pr.CAMBRICON, pr.HUAWEI, pr.KUNLUNXIN, pr.METAX, pr.MEGATRON))
     assert f"{pr.HUAWEI}/: FlagScale per-file folder (8 patch file(s))" in report.skipped[1]
+
+
+def test_verify_takes_a_folder(planted: Callable[[str, Callable[[bytes], bytes]], Repo],
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    repo = planted(pr.ARGS_PATCH, change_context)
+    assert cli.main(["-C", str(repo.path), "verify", pr.HUAWEI]) == 0
+    assert cli.main(["-C", str(repo.path), "verify", pr.CAMBRICON]) == 1
+    assert f"{pr.ARGS_PATCH}:5: error: [perfile-apply]" in capsys.readouterr().out
