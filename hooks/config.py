@@ -105,6 +105,11 @@ DEFAULTS: dict[str, Any] = {
     "flaggems": {
         "package_root": None,
     },
+    # FlagScale's hardware/patch_history.yaml after a merged vendor PR changed a per-file
+    # folder: `pull_request` (a branch and a PR), `push` (straight onto the default branch) or `off`
+    "patch_history": {
+        "update": "pull_request",
+    },
     # backend names routing files may use beyond those the FlagOS plugin's parser accepts
     "routing": {
         "backends": [],
@@ -124,6 +129,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
+HISTORY_UPDATES = ("pull_request", "push", "off")
 DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
 # a kernel-check device: a runner label style name (`a_x100`, `cpu`, `nvidia-h100`)
 CHECK_DEVICE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,49}$")
@@ -269,6 +275,11 @@ def validate(raw: dict[str, Any]) -> list[str]:
     if not isinstance(names, list) or not all(isinstance(n, str) and BACKEND_RE.match(n) for n in names):
         problems.append("routing.backends: must be a list of backend names like my_npu, got "
                         f"{shown(names)}")
+    history = raw.get("patch_history")
+    update = history.get("update") if isinstance(history, dict) else None
+    if update not in HISTORY_UPDATES:
+        problems.append(f"patch_history.update: must be one of {', '.join(HISTORY_UPDATES)}, "
+                        f"got {shown(update)}")
     plugins = raw.get("plugins")
     paths = plugins.get("paths") if isinstance(plugins, dict) else None
     if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):

@@ -15,7 +15,15 @@ from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment, checkruns, comments
 from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.github.labels import LabelChange, add_wanted, remove_stale
-from flagbot.bot.handlers import backends, downstream, labels, patches, plugins, summary
+from flagbot.bot.handlers import (
+    backends,
+    downstream,
+    labels,
+    patch_history,
+    patches,
+    plugins,
+    summary,
+)
 from flagbot.bot.handlers.base import Handler
 from flagbot.bot.markdown import code_block, plain
 from flagbot.hooks import git as plumbing
@@ -46,8 +54,8 @@ def config_failure(name: str, problems: list[str]) -> CheckResult:
 
 def handle(ctx: Context) -> dict[str, Any]:
     """Run the whole flow for one `pull_request` delivery; returns what each step did."""
-    if ctx.action == "closed":  # merged or closed: only the downstream label log changes
-        return downstream.closed(ctx)
+    if ctx.action == "closed":  # merged or closed: the label log, and FlagScale's history
+        return {**downstream.closed(ctx), **patch_history.on_closed(ctx)}
     pr = PullRequest.from_payload(ctx.payload)
     client = ctx.client
     head = client.pull_head(pr.number)
@@ -215,4 +223,5 @@ def fold_into_check(regen: regenerate.Regen, result: CheckResult) -> CheckResult
 
 HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
                   "labels, patch regeneration, `flagbot / patches`, `flagbot / backends`, "
-                  "`flagbot / plugins`, summary comment")
+                  "`flagbot / plugins`, summary comment; once merged, FlagScale's "
+                  "patch_history.yaml update")
