@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from flagbot.hooks import git, unchecked
+from flagbot.hooks import git, since, unchecked
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.folders import config_line, configured_folder, other_layouts
@@ -129,21 +129,35 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
                         help="a base not in the clone is a warning (default: only when shallow)")
     parser.add_argument("--hardwares", help="the hardwares folder (default: from .github/flagbot.yml)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    since.add_option(parser)
     unchecked.add_strict(parser)
     args = parser.parse_args(argv)
     repo = git.toplevel(Path(cwd or os.getcwd()))
     hardwares = configured_folder(repo, "hardwares", args.hardwares, option="--hardwares DIR")
     layout_only = args.layout_only or (not args.full and hook_stage() in LAYOUT_STAGES)
-    findings = check_patches(repo, args.files, hardwares=hardwares, layout_only=layout_only,
-                             allow_missing_base=args.allow_missing_base)
+    # the shallow question is about the user's clone, also when the tree of --since is checked
+    missing_ok = args.allow_missing_base if args.allow_missing_base is not None else \
+        is_shallow(repo) if not layout_only else None
+
+    def check(tree: Path) -> list[Finding]:
+        files = args.files if tree == repo else [f for f in args.files if (tree / f).is_file()]
+        if tree != repo and args.files and not files:
+            return []
+        return check_patches(tree, files, hardwares=hardwares, layout_only=layout_only,
+                             allow_missing_base=missing_ok)
+
+    findings = check(repo)
     findings += nothing_checked(repo, hardwares, args.files,
                                 select_patches(repo, hardwares, args.files))
+    findings, inherited = since.judge(repo, args.since, findings, check)
     status = unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
     skipped = sum(f.rule == "base-unavailable" for f in findings)
     if args.format == "json":
-        print(render_json(findings, WHAT, unchecked=skipped))
+        print(render_json(findings, WHAT, inherited=inherited, unchecked=skipped,
+                          **({"since": args.since} if args.since else {})))
         return status
-    print(render_text(findings, f"{WHAT} ({'layout' if layout_only else 'full'})"))
+    print(render_text(findings, f"{WHAT} ({'layout' if layout_only else 'full'})",
+                      inherited=inherited, since=args.since or ""))
     if skipped:
         print(f"{WHAT}: {skipped} patch(es) were checked for layout only: their base commit is "
               "not in this clone (shallow?); run `git fetch --unshallow` and check again",

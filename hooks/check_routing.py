@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flagbot.hooks import aten_ops
+from flagbot.hooks import aten_ops, since
 from flagbot.hooks.backend.discover import vendor_folders
 from flagbot.hooks.findings import ERROR, WARNING, Finding, has_errors, render_json, render_text
 from flagbot.hooks.folders import configured_folder, repo_config
@@ -225,14 +225,23 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     parser.add_argument("--no-kernels", action="store_true", help="do not read the plugin's C++ "
                         "sources for registered kernels")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    since.add_option(parser)
     args = parser.parse_args(argv)
     repo = Path(cwd or ".").resolve()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()] if args.backends else None
-    findings = check_routing(repo, args.files, backends=backends, kernels=not args.no_kernels)
+
+    def check(tree: Path) -> list[Finding]:
+        # a file the change adds did not exist then: at REF it is simply not checked
+        files = args.files if tree == repo else [f for f in args.files if (tree / f).is_file()]
+        return check_routing(tree, files, backends=backends, kernels=not args.no_kernels)
+
+    findings, inherited = since.judge(repo, args.since, check(repo), check)
     if args.format == "json":
-        print(render_json(findings, WHAT, checked=len(args.files)))
+        print(render_json(findings, WHAT, inherited=inherited, checked=len(args.files),
+                          **({"since": args.since} if args.since else {})))
     elif findings or args.files:
-        print(render_text(findings, f"{WHAT}: {len(args.files)} file(s)"))
+        print(render_text(findings, f"{WHAT}: {len(args.files)} file(s)", inherited=inherited,
+                          since=args.since or ""))
     return 1 if has_errors(findings) else 0
 
 

@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from flagbot.hooks import unchecked
+from flagbot.hooks import since, unchecked
 from flagbot.hooks.backend import runner
 from flagbot.hooks.backend.context import FlagGemsContext, find_package, load_context, vendors_file
 from flagbot.hooks.backend.discover import (
@@ -124,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-context", action="store_true", help="ignore any FlagGems source tree")
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="worker processes (default: one per CPU, at most 8)")
+    since.add_option(parser)
     unchecked.add_strict(parser)
     return parser
 
@@ -193,15 +194,27 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     root_rel = backend_root(repo, args.root)
     root = (repo / root_rel).resolve()
     folders = select_folders(repo, root, args)
-    findings = check_backends(repo, folders, root=root_rel, flaggems=args.flaggems,
-                              context=not args.no_context, jobs=args.jobs or default_jobs())
+    jobs = args.jobs or default_jobs()
+
+    def check(tree: Path) -> list[Finding]:
+        present = folders if folders is None or tree == repo else \
+            [f for f in folders if not Path(f).is_absolute() and (tree / f).is_dir()]
+        if present == []:
+            return []  # none of the folders existed then: everything is new
+        return check_backends(tree, present, root=root_rel, flaggems=args.flaggems,
+                              context=not args.no_context, jobs=jobs)
+
+    findings = check(repo)
     checked = len(folders) if folders is not None else len(vendor_folders(root))
     given = [(repo / p).resolve() for p in args.paths]
     findings += nothing_checked(repo, root_rel, given, folders, checked)
+    findings, inherited = since.judge(repo, args.since, findings, check)
     if args.format == "json":
-        print(render_json(findings, WHAT, checked=checked, root=root_rel))
+        print(render_json(findings, WHAT, inherited=inherited, checked=checked, root=root_rel,
+                          **({"since": args.since} if args.since else {})))
     elif findings or checked:
-        print(render_text(findings, f"{WHAT}: {checked} vendor folder(s)"))
+        print(render_text(findings, f"{WHAT}: {checked} vendor folder(s)", inherited=inherited,
+                          since=args.since or ""))
     else:  # say so: an empty output would read as a pass
         print(f"{WHAT}: nothing to check: no staged changes under {root_rel}/ (pass PATH ... or "
               "--all)" if not args.paths else f"{WHAT}: nothing to check")
