@@ -47,6 +47,8 @@ RULES: dict[str, tuple[str, str]] = {
     "arch-heuristics-export": (WARNING, "an arch folder with heuristics re-exports HEURISTICS_CONFIGS"),
     "yaml-syntax": (ERROR, "YAML files parse"),
     "yaml-duplicate-key": (ERROR, "no key twice in one YAML mapping, at any level"),
+    "config-schema": (ERROR, "*_expand.yaml maps op -> config/strategy entries; enable_configs.yaml "
+                             "has include/exclude lists of names"),
     "tune-schema": (ERROR, "tune_configs.yaml entries are explicit (META + launch params) or generators"),
     "tune-unknown-key": (WARNING, "a tune entry key the config loader ignores (vendor compile options)"),
     "tune-key-unreferenced": (WARNING, "a tune key is referenced by some operator code"),

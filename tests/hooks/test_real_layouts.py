@@ -187,3 +187,15 @@ def test_migrate_names_the_missing_base_and_lists_encrypted(
     assert rc == 1
     assert "its base 237377e9 is not a commit here" in out
     assert f"skipped {ENCRYPTED}" in out
+
+
+@pytest.mark.parametrize("rel", ["_nvidia/enable_configs.yaml", "_nvidia/hopper/mm_hopper_expand.yaml"])
+def test_flaggems_expand_and_enable_files_are_parsed(
+        flaggems: Repo, tmp_path: Path, rel: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # ed2508bc's files pass as they are (the extract above); a syntax error in one is an error,
+    # as in tune_configs.yaml: FlagGems loads both with yaml.safe_load.
+    work = flaggems.copy(tmp_path / "w")
+    path = work.path / BACKEND / rel
+    path.write_text(path.read_text() + "broken: [unclosed\n")
+    assert check_vendor_backend.main([f"{BACKEND}/_nvidia"], cwd=str(work.path)) == 1
+    assert f"{BACKEND}/{rel}:" in capsys.readouterr().out.split("[yaml-syntax]")[0].rsplit("\n", 1)[-1]
