@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from flagbot.hooks import git, since, unchecked
+from flagbot.hooks import git, precommit_config, since, unchecked
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.folders import config_line, configured_folder, other_layouts
@@ -95,6 +95,26 @@ def nothing_checked(repo: Path, hardwares: str, files: Sequence[str],
     return []
 
 
+HOOK_ID = "check-patches"
+
+
+def hidden_patches(repo: Path, hardwares: str) -> list[Finding]:
+    """The `nothing-checked` warning when the repository's own pre-commit configuration
+    excludes every plain patch it stores from this hook (pre-commit hands us none of them)."""
+    plain = [p for p in verify.find_patches(repo, hardwares) if p.endswith(".patch")]
+    excludes = precommit_config.hook_excludes(repo, HOOK_ID) if plain else []
+    hits = [precommit_config.hidden_by(p, excludes) for p in plain]
+    if not plain or not all(hits):
+        return []
+    where = hits[0].where if hits[0] is not None else precommit_config.CONFIG_FILE
+    return [unchecked.finding(hardwares, (
+        f"all {len(plain)} stored patch(es) under {hardwares}/ are excluded from the {HOOK_ID} "
+        f"hook by {where} (it matches {plain[0]}), so pre-commit hands the hook none of them "
+        "and nothing was checked; move the pattern that matches patches out of that `exclude:` "
+        "onto the hooks that must skip them (see \"Patches your own exclude: hides\" in "
+        "flagbot's docs/hooks.md)"))]
+
+
 def check_patches(repo: Path, files: Sequence[str] = (), *, hardwares: str = "hardwares",
                   layout_only: bool = False, allow_missing_base: bool | None = None) -> list[Finding]:
     """Findings for stored patches; `allow_missing_base` None means "if the clone is shallow"."""
@@ -149,6 +169,8 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     findings = check(repo)
     findings += nothing_checked(repo, hardwares, args.files,
                                 select_patches(repo, hardwares, args.files))
+    if args.files:  # pre-commit's file list: did the repository's own config filter it?
+        findings += hidden_patches(repo, hardwares)
     findings, inherited = since.judge(repo, args.since, findings, check)
     status = unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
     skipped = sum(f.rule == "base-unavailable" for f in findings)
