@@ -103,8 +103,8 @@ def check_descriptor(v: Vendor, init: Module) -> str | None:
         if name not in args:
             v.add("descriptor-missing-arg", path, call.lineno, f"{cls} needs {name}=...")
     query = values.get("device_query_cmd")
-    name = values.get("vendor_name")
-    if isinstance(query, str) and not query.strip() and not detected_by_torch(v, name):
+    if isinstance(query, str) and not query.strip() \
+            and not detected_by_torch(v, values.get("vendor_name")):
         v.add("device-query-empty", path, args["device_query_cmd"].lineno, "device_query_cmd is "
               "empty and FlagGems does not detect this vendor through torch, so detection can "
               "never find the device (set e.g. 'npu-smi info', or GEMS_VENDOR at run time)")
