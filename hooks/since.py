@@ -160,7 +160,9 @@ def findings_at(repo: Path, ref: str, check: Check, *, key: str = "", paths: Seq
     """
     tree = tree_of(repo, ref) if cache is not None else ""
     # `repo` may be a sub-folder of the work tree (`flagbot -C sub`): check the same sub-folder
-    prefix = git.out(["rev-parse", "--show-prefix"], cwd=repo).rstrip("/")
+    shown = git.run(["rev-parse", "--show-prefix"], cwd=repo, check=False)  # fails when bare
+    prefix = shown.stdout.decode("utf-8", "surrogateescape").strip().rstrip("/") \
+        if shown.returncode == 0 else ""
     cache_key = f"{key}|{prefix}|{','.join(paths)}"
     if cache is not None:
         hit = cache.get(tree, cache_key)

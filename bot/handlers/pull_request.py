@@ -13,7 +13,7 @@ from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
+from flagbot.bot.handlers import backends, checkruns, downstream, judging, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.markdown import code_block, plain
 from flagbot.hooks import git as plumbing
@@ -179,19 +179,46 @@ def run_checks(ctx: Context, pr: PullRequest, config: RepoConfig,
     folders = backends.touched_folders(config, files)
     if not check_patches and not folders:
         return [patches.nothing_to_check(), backends.nothing_to_check()]
+    limits = ctx.settings.check_memory_mb, ctx.settings.check_timeout_s
     with ctx.workspace.checkout(pr) as tree:
         # the PR's files are parsed in a child process with memory and time limits
         patch_findings, backend_findings = sandbox.run_limited(
             check_tree, tree, config, patch_list if check_patches else None, folders,
-            memory_mb=ctx.settings.check_memory_mb, timeout_s=ctx.settings.check_timeout_s,
+            memory_mb=limits[0], timeout_s=limits[1],
             what=f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}")
-    p_result = (patches.result(config, patch_list, patch_findings)
-                if patch_findings is not None else patches.nothing_to_check())
+    # the same checks at the merge base: only what the pull request introduces fails a check
+    base = judging.BaseSide(ctx, pr)
+    what = f"checks of {ctx.full_name}#{pr.number} at its merge base"
+    p_result = patches.nothing_to_check()
+    if patch_findings is not None:
+        then = base.findings(
+            judging.check_key(patches.NAME, config.raw, patch_list),
+            lambda t: sandbox.run_limited(check_patches_at, t, config, patch_list,
+                                          memory_mb=limits[0], timeout_s=limits[1], what=what),
+            paths=[config.hardwares])
+        p_result = judging.judged(lambda new: patches.result(config, patch_list, new),
+                                  patch_findings, then)
+    b_result = backends.nothing_to_check()
     if backend_findings is not None:
-        b_result = backends.result(folders, *backend_findings)
-    else:
-        b_result = backends.nothing_to_check()
+        checked, found = backend_findings
+        then = base.findings(
+            judging.check_key(backends.NAME, config.raw, checked),
+            lambda t: sandbox.run_limited(check_backends_at, t, config, checked,
+                                          memory_mb=limits[0], timeout_s=limits[1], what=what),
+            paths=backends.base_paths(config))
+        b_result = judging.judged(lambda new: backends.result(folders, checked, new), found, then)
     return [p_result, b_result]
+
+
+def check_patches_at(tree: Path, config: RepoConfig, patch_list: list[str]) -> list[Finding]:
+    """The patches check on the base's tree: the PR's patches that existed there, hetero.txt."""
+    return patches.run_checks(tree, config, judging.existing_paths(tree, patch_list))
+
+
+def check_backends_at(tree: Path, config: RepoConfig, folders: list[str]) -> list[Finding]:
+    """The backends check on the base's tree: the PR's vendor folders that existed there."""
+    present = judging.existing_paths(tree, folders)
+    return backends.run_checks(tree, config, present)[1] if present else []
 
 
 def check_tree(tree: Path, config: RepoConfig, patch_list: list[str] | None,

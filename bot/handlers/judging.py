@@ -1,0 +1,104 @@
+"""Judge the change, not the tree: every check run that judges a PR runs at its merge base too.
+
+A check run fails only on findings the pull request introduces. Each check module keeps
+building its result from a list of findings; `judged` hands it the new ones (so its
+conclusion, title and annotations speak of them) and adds the inherited ones in a collapsed
+section with their count. The base side runs the same check on the tree of the merge base,
+written from the bot's clone cache (hooks/since.py), and is cached on disk by tree id and
+check key under the state folder: a second pull request on the same base checks nothing there.
+
+    base = BaseSide(ctx, pr)
+    findings_then = base.findings("backends", key, check, paths=[...])   # None: not checked
+    result = judged(lambda new: backends.result(folders, checked, new), head, findings_then)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from flagbot.bot.context import Context, PullRequest
+from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.markdown import plain
+from flagbot.bot.sandbox import LimitExceeded
+from flagbot.hooks import __version__
+from flagbot.hooks import git as plumbing
+from flagbot.hooks.errors import FlagbotError
+from flagbot.hooks.findings import Finding
+from flagbot.hooks.since import Check, FindingsCache, findings_at, split_new
+
+CACHE_FOLDER = "findings-cache"
+# what the collapsed section lists at most (the count is always exact)
+MAX_LISTED = 500
+
+
+def check_key(name: str, *parts: Any) -> str:
+    """A cache key for one configured check: its name, flagbot's version (rules change with
+    it) and a digest of everything else that changes its findings (config, file lists)."""
+    raw = json.dumps(parts, sort_keys=True, default=str).encode()
+    return f"{name}-{__version__}-{hashlib.sha256(raw).hexdigest()[:16]}"
+
+
+class BaseSide:
+    """The PR's merge base and the findings of checks there (one per delivery)."""
+
+    def __init__(self, ctx: Context, pr: PullRequest) -> None:
+        self.ctx = ctx
+        self.pr = pr
+        self.cache = FindingsCache(ctx.settings.state_dir / CACHE_FOLDER)
+        self._base: str | None = None
+
+    def merge_base(self) -> str | None:
+        """Where the PR's branch left the base branch (GitHub diffs from there); None when
+        the histories share no commit."""
+        if self._base is None:
+            with self.ctx.workspace.held():
+                git_dir = self.ctx.workspace.objects(self.pr)
+                proc = plumbing.run(["merge-base", self.pr.base_sha, self.pr.head_sha],
+                                    cwd=git_dir, check=False)
+            self._base = proc.stdout.decode().strip() if proc.returncode == 0 else ""
+        return self._base or None
+
+    def findings(self, key: str, check: Check, paths: Sequence[str] = ()) -> list[Finding] | None:
+        """`check(tree)` on the merge base's tree (only `paths` written out), cached; None
+        when there is no merge base or the base could not be checked (then every finding
+        counts, as before this existed)."""
+        base = self.merge_base()
+        if base is None:
+            return None
+        try:
+            with self.ctx.workspace.held():
+                git_dir = self.ctx.workspace.objects(self.pr)
+                return findings_at(git_dir, base, check, key=key, paths=paths, cache=self.cache)
+        except (FlagbotError, LimitExceeded):
+            return None  # the head's findings are then judged whole, never hidden
+
+
+def judged(result_of: Callable[[list[Finding]], CheckResult], head: list[Finding],
+           base: list[Finding] | None) -> CheckResult:
+    """The check's result from the findings new since the base, with the inherited ones
+    listed apart; `result_of(head)` unchanged when the base was not checked."""
+    if base is None:
+        return result_of(head)
+    new, inherited = split_new(base, head)
+    result = result_of(new)
+    lines = [f"**{len(new)} new, {len(inherited)} existing** finding(s): this check judges "
+             "what the pull request changes; findings already present at its merge base are "
+             "listed below and do not fail it.", "", result.summary]
+    if inherited:
+        shown = sorted(inherited)[:MAX_LISTED]
+        more = len(inherited) - len(shown)
+        lines += ["", f"<details><summary>{len(inherited)} existing finding(s), inherited from "
+                  "the base (not annotated)</summary>", "",
+                  *(f"- {plain(f.render())}" for f in shown),
+                  *([f"- … and {more} more"] if more else []), "", "</details>"]
+    return CheckResult(result.name, result.conclusion, result.title, "\n".join(lines),
+                       result.text, result.findings, inherited)
+
+
+def existing_paths(tree: Path, rels: Sequence[str]) -> list[str]:
+    """Those of `rels` present in `tree` (a folder the PR adds is not there at its base)."""
+    return [rel for rel in rels if (tree / rel).exists()]
