@@ -105,9 +105,11 @@ DEFAULTS: dict[str, Any] = {
     "flaggems": {
         "package_root": None,
     },
-    # backend names routing files may use beyond those the FlagOS plugin's parser accepts
+    # backend names routing files may use beyond those the FlagOS plugin's parser accepts, and
+    # the routing files a PR may change (the bot's `flagbot / routing` check run)
     "routing": {
         "backends": [],
+        "files": ["**/backends*.conf"],
     },
 }
 
@@ -257,6 +259,10 @@ def validate(raw: dict[str, Any]) -> list[str]:
     if not isinstance(names, list) or not all(isinstance(n, str) and BACKEND_RE.match(n) for n in names):
         problems.append("routing.backends: must be a list of backend names like my_npu, got "
                         f"{shown(names)}")
+    routing_files = routing.get("files") if isinstance(routing, dict) else None
+    if not isinstance(routing_files, list) or not all(isinstance(g, str) and g for g in routing_files):
+        problems.append("routing.files: must be a list of path globs like **/backends*.conf, got "
+                        f"{shown(routing_files)}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")

@@ -13,7 +13,16 @@ from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, downstream, judging, labels, patches, summary
+from flagbot.bot.handlers import (
+    backends,
+    checkruns,
+    downstream,
+    judging,
+    labels,
+    patches,
+    routing,
+    summary,
+)
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.markdown import code_block, plain
 from flagbot.hooks import git as plumbing
@@ -177,15 +186,22 @@ def run_checks(ctx: Context, pr: PullRequest, config: RepoConfig,
     patch_list = patches.touched_patches(config, files)
     check_patches = bool(patch_list) or patches.touches_hardwares(config, files)
     folders = backends.touched_folders(config, files)
-    if not check_patches and not folders:
+    check_routing = routing.may_touch_routing(config, files)
+    if not check_patches and not folders and not check_routing:
         return [patches.nothing_to_check(), backends.nothing_to_check()]
     limits = ctx.settings.check_memory_mb, ctx.settings.check_timeout_s
+    routing_found: tuple[list[str], list[Finding]] = ([], [])
     with ctx.workspace.checkout(pr) as tree:
         # the PR's files are parsed in a child process with memory and time limits
+        what = f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}"
         patch_findings, backend_findings = sandbox.run_limited(
             check_tree, tree, config, patch_list if check_patches else None, folders,
-            memory_mb=limits[0], timeout_s=limits[1],
-            what=f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}")
+            memory_mb=limits[0], timeout_s=limits[1], what=what) \
+            if check_patches or folders else (None, None)
+        if check_routing:
+            routing_found = sandbox.run_limited(
+                routing.run_checks, tree, config, labels.touched_paths(files),
+                memory_mb=limits[0], timeout_s=limits[1], what=what)
     # the same checks at the merge base: only what the pull request introduces fails a check
     base = judging.BaseSide(ctx, pr)
     what = f"checks of {ctx.full_name}#{pr.number} at its merge base"
@@ -207,7 +223,15 @@ def run_checks(ctx: Context, pr: PullRequest, config: RepoConfig,
                                           memory_mb=limits[0], timeout_s=limits[1], what=what),
             paths=backends.base_paths(config))
         b_result = judging.judged(lambda new: backends.result(folders, checked, new), found, then)
-    return [p_result, b_result]
+    results = [p_result, b_result]
+    routed, found_routes = routing_found
+    if routed:  # only PRs that change routing get the run (most repositories have none)
+        then = base.findings(
+            judging.check_key(routing.NAME, config.raw, routed),
+            lambda t: sandbox.run_limited(routing.check_at, t, config, routed,
+                                          memory_mb=limits[0], timeout_s=limits[1], what=what))
+        results.append(judging.judged(lambda new: routing.result(routed, new), found_routes, then))
+    return results
 
 
 def check_patches_at(tree: Path, config: RepoConfig, patch_list: list[str]) -> list[Finding]:
