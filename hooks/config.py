@@ -114,6 +114,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
+LABEL_WHEN = ("open", "merged")
 DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
 # a kernel-check device: a runner label style name (`a_x100`, `cpu`, `nvidia-h100`)
 CHECK_DEVICE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,49}$")
@@ -209,6 +210,12 @@ def validate_labels(labels: dict[str, Any]) -> list[str]:
                             f"{shown(spec.get('color'))}")
         if not isinstance(spec.get("description", ""), str) or len(spec.get("description", "")) > 100:
             problems.append(f"labels.{kind}.description: must be a string of at most 100 characters")
+    for kind in ("privateuse1", "vendor"):
+        spec = labels.get(kind)
+        if isinstance(spec, dict) and spec.get("when", "open") not in LABEL_WHEN:
+            problems.append(f"labels.{kind}.when: must be one of {', '.join(LABEL_WHEN)} (open: "
+                            f"while the PR is open; merged: at merge, when flagbot's checks "
+                            f"passed), got {shown(spec.get('when'))}")
     return problems
 
 

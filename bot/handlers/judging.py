@@ -31,6 +31,9 @@ from flagbot.hooks.findings import Finding
 from flagbot.hooks.since import Check, FindingsCache, findings_at, split_new
 
 CACHE_FOLDER = "findings-cache"
+# The check runs that judge a pull request (a label `when: merged` waits for all of them to
+# pass); a new one adds its name here.
+JUDGED_CHECKS = ("flagbot / patches", "flagbot / backends", "flagbot / routing")
 # what the collapsed section lists at most (the count is always exact)
 MAX_LISTED = 500
 

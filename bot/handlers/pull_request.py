@@ -13,6 +13,7 @@ from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment
+from flagbot.bot.github.client import ROLES
 from flagbot.bot.handlers import (
     backends,
     checkruns,
@@ -91,8 +92,9 @@ def handle(ctx: Context) -> dict[str, Any]:
         return {"regenerated": regen.outcome, "commit": regen.commit, "conclusions": {},
                 "writes": {}}
     label_findings: list[Finding] = []
-    wanted = labels.plan_labels(ctx.config, paths, known=known_devices(ctx, pr, paths),
-                                max_vendor=ctx.settings.max_vendor_labels, skipped=label_findings)
+    wanted, at_merge = labels.split_by_when(labels.plan_labels(
+        ctx.config, paths, known=known_devices(ctx, pr, paths),
+        max_vendor=ctx.settings.max_vendor_labels, skipped=label_findings))
     change = plan_labels(ctx, pr, wanted, existing)
     # Order matters for crash safety, since the comment is where "the bot added this" lives:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
@@ -104,7 +106,9 @@ def handle(ctx: Context) -> dict[str, Any]:
                for r in run_checks(ctx, pr, ctx.config, files)]
     done = publish_all(ctx, pr, results)
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
-    report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
+    label_lines = [*labels.describe(wanted), *labels.describe_at_merge(at_merge),
+                   *labels.describe_skipped(label_findings)]
+    report = summary.Summary(pr.head_sha, label_lines, list(change.to_remove), results,
                              default_branch=ctx.default_branch,
                              patch_lines=regenerate.describe(regen, clone_url) if regen.devices else [],
                              kernel_lines=device_runs.section(
@@ -121,13 +125,15 @@ def handle(ctx: Context) -> dict[str, Any]:
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
 
 
-def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str]:
+def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str] | None:
     """Devices that may become labels: configured under `devices:`, or with a folder under
     hardwares/ or a `_<vendor>` backend folder on the base already (read from git, only when
-    the PR touches a vendor folder at all)."""
+    the PR touches a vendor folder at all); None (any well-formed one) when the PR adds a new
+    one and its author has write permission."""
     assert ctx.config is not None
     known = {str(name) for name in ctx.config["devices"]}
-    if not any(labels.vendor_of(p, ctx.config) for p in paths):
+    touched = {found[0] for p in paths if (found := labels.vendor_of(p, ctx.config))}
+    if not touched:
         return known
     with ctx.workspace.held():
         git_dir = ctx.workspace.objects(pr)
@@ -138,7 +144,14 @@ def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str]:
                 names = listed.stdout.decode("utf-8", "replace").split("\0")
                 known |= {n.removeprefix("_") if root == ctx.config.backends else n
                           for n in names if n}
+    if touched - known and is_writer(ctx.client.permission(pr.author) if pr.author else "none"):
+        return None  # a writer's new vendor folder: its first, largest PR gets the label too
     return known
+
+
+def is_writer(role: str) -> bool:
+    """Whether a repository role may push (write, maintain, admin)."""
+    return role in ROLES and ROLES.index(role) >= ROLES.index("write")
 
 
 def with_label_findings(config: RepoConfig, result: CheckResult,
