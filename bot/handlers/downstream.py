@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from flagbot.bot.context import Context, field_of
+from flagbot.bot.github.labels import LabelChange, add_wanted
 from flagbot.bot.handlers import labels
 from flagbot.bot.handlers.judging import JUDGED_CHECKS
 from flagbot.bot.store.feed import Closing, LabeledPR
@@ -37,7 +38,7 @@ def entry(ctx: Context, name: str, wanted: labels.WantedLabel, at: float) -> Lab
 
 
 def record_labels(ctx: Context, wanted: dict[str, labels.WantedLabel],
-                  change: labels.LabelChange) -> list[str]:
+                  change: LabelChange) -> list[str]:
     """Record the labels the PR now carries for the bot's reasons; returns their names."""
     log = ctx.label_log
     if log is None or ctx.dry_run:
@@ -73,7 +74,7 @@ def label_at_merge(ctx: Context, wanted: dict[str, labels.WantedLabel],
     if not later or ctx.dry_run or not checks_passed(ctx, str(field_of(pr, "head", "sha"))):
         return []
     change = labels.plan_change(later, carried, [], ctx.client.repo_labels())
-    labels.add_wanted(ctx.client, int(field_of(pr, "number")), change)
+    add_wanted(ctx.client, int(field_of(pr, "number")), change)
     return list(change.to_add)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from flagbot.bot.context import Context, PullRequest
-from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.markdown import plain
 from flagbot.bot.sandbox import LimitExceeded
 from flagbot.hooks import __version__

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from flagbot.bot.github import ChangedFile
+from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.globs import compile_globs, matching_glob
-from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.handlers.labels import touched_paths
 from flagbot.bot.markdown import code, plain
 from flagbot.hooks.backend.discover import vendor_folders

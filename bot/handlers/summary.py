@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flagbot.bot.github import Comment, GitHubClient
-from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.github import Comment
+from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.markdown import code, plain
 
 MARKER = "<!-- flagbot:summary"
@@ -134,12 +134,3 @@ def reproduce_line(check: CheckResult) -> str:
     return next((line for line in check.summary.splitlines()
                  if line.startswith("Reproduce locally")), "")
 
-
-def upsert(client: GitHubClient, number: int, existing: Comment | None, body: str) -> tuple[str, int | None]:
-    """Create the comment, or edit it when the body changed; returns (what was done, id)."""
-    if existing is None:
-        return "created", client.create_comment(number, body)
-    if existing.body == body:
-        return "unchanged", existing.id
-    client.edit_comment(existing.id, body)
-    return "edited", existing.id
