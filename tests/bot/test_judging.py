@@ -80,3 +80,9 @@ def test_a_problem_the_pr_adds_is_new(emu, settings) -> None:
     deliver(emu, settings, repo, pr["number"])
     run = runs_by_name(emu, repo, pr["head"]["sha"])[PATCHES]
     assert run["conclusion"] == "failure" and "**1 new, 0 existing**" in run["output"]["summary"]
+
+
+def test_every_judged_check_run_is_listed_for_merge_time_labels() -> None:
+    from flagbot.bot.handlers import backends, patches, routing
+
+    assert set(judging.JUDGED_CHECKS) == {patches.NAME, backends.NAME, routing.NAME}
