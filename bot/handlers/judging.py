@@ -8,8 +8,13 @@ written from the bot's clone cache (hooks/since.py), and is cached on disk by tr
 check key under the state folder: a second pull request on the same base checks nothing there.
 
     base = BaseSide(ctx, pr)
-    findings_then = base.findings("backends", key, check, paths=[...])   # None: not checked
-    result = judged(lambda new: backends.result(folders, checked, new), head, findings_then)
+    result = base.judge(backends.NAME, head_findings,
+                        lambda new: backends.result(folders, checked, new),  # the run from new
+                        check_backends_at, config, checked,  # run at the base, in the sandbox
+                        paths=backends.base_paths(config))   # what to write of the base tree
+
+A check run added later (plugins) calls `judge` the same way and adds its name to
+JUDGED_CHECKS (a `when: merged` label waits for every judged run to pass).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from typing import Any
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.markdown import plain
-from flagbot.bot.sandbox import LimitExceeded
+from flagbot.bot.sandbox import LimitExceeded, run_limited
 from flagbot.hooks import __version__
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.errors import FlagbotError
@@ -41,7 +46,9 @@ MAX_LISTED = 500
 def check_key(name: str, *parts: Any) -> str:
     """A cache key for one configured check: its name, flagbot's version (rules change with
     it) and a digest of everything else that changes its findings (config, file lists)."""
-    raw = json.dumps(parts, sort_keys=True, default=str).encode()
+    # a RepoConfig stands for its merged mapping; anything else must print the same each time
+    plain_parts = [getattr(part, "raw", part) for part in parts]
+    raw = json.dumps(plain_parts, sort_keys=True, default=str).encode()
     return f"{name}-{__version__}-{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
@@ -78,6 +85,24 @@ class BaseSide:
                 return findings_at(git_dir, base, check, key=key, paths=paths, cache=self.cache)
         except (FlagbotError, LimitExceeded):
             return None  # the head's findings are then judged whole, never hidden
+
+
+    def judge(self, name: str, head: list[Finding],
+              result_of: Callable[[list[Finding]], CheckResult],
+              base_check: Callable[..., list[Finding]], *args: Any,
+              paths: Sequence[str] = ()) -> CheckResult:
+        """One check run, judged: `base_check(tree, *args)` (a module-level function: it runs
+        in the limited child process) on the merge base's tree, cached under a key made of
+        `name` and `args`; then `judged(result_of, head, those findings)`."""
+        settings = self.ctx.settings
+        what = f"{name} of {self.ctx.full_name}#{self.pr.number} at its merge base"
+
+        def at_base(tree: Path) -> list[Finding]:
+            return run_limited(base_check, tree, *args, memory_mb=settings.check_memory_mb,
+                               timeout_s=settings.check_timeout_s, what=what)
+
+        base = self.findings(check_key(name, base_check.__name__, *args), at_base, paths)
+        return judged(result_of, head, base)
 
 
 def judged(result_of: Callable[[list[Finding]], CheckResult], head: list[Finding],

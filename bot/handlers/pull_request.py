@@ -193,48 +193,39 @@ def run_checks(ctx: Context, pr: PullRequest, config: RepoConfig,
     check_routing = routing.may_touch_routing(config, files)
     if not check_patches and not folders and not check_routing:
         return [patches.nothing_to_check(), backends.nothing_to_check()]
-    limits = ctx.settings.check_memory_mb, ctx.settings.check_timeout_s
+    memory_mb, timeout_s = ctx.settings.check_memory_mb, ctx.settings.check_timeout_s
+    what = f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}"
     routing_found: tuple[list[str], list[Finding]] = ([], [])
+    patch_findings: list[Finding] | None = None
+    backend_findings: tuple[list[str], list[Finding]] | None = None
     with ctx.workspace.checkout(pr) as tree:
         # the PR's files are parsed in a child process with memory and time limits
-        what = f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}"
-        patch_findings, backend_findings = sandbox.run_limited(
-            check_tree, tree, config, patch_list if check_patches else None, folders,
-            memory_mb=limits[0], timeout_s=limits[1], what=what) \
-            if check_patches or folders else (None, None)
+        if check_patches or folders:
+            patch_findings, backend_findings = sandbox.run_limited(
+                check_tree, tree, config, patch_list if check_patches else None, folders,
+                memory_mb=memory_mb, timeout_s=timeout_s, what=what)
         if check_routing:
             routing_found = sandbox.run_limited(
                 routing.run_checks, tree, config, labels.touched_paths(files),
-                memory_mb=limits[0], timeout_s=limits[1], what=what)
+                memory_mb=memory_mb, timeout_s=timeout_s, what=what)
     # the same checks at the merge base: only what the pull request introduces fails a check
     base = judging.BaseSide(ctx, pr)
-    what = f"checks of {ctx.full_name}#{pr.number} at its merge base"
-    p_result = patches.nothing_to_check()
+    results = [patches.nothing_to_check(), backends.nothing_to_check()]
     if patch_findings is not None:
-        then = base.findings(
-            judging.check_key(patches.NAME, config.raw, patch_list),
-            lambda t: sandbox.run_limited(check_patches_at, t, config, patch_list,
-                                          memory_mb=limits[0], timeout_s=limits[1], what=what),
-            paths=[config.hardwares])
-        p_result = judging.judged(lambda new: patches.result(config, patch_list, new),
-                                  patch_findings, then)
-    b_result = backends.nothing_to_check()
+        results[0] = base.judge(patches.NAME, patch_findings,
+                                lambda new: patches.result(config, patch_list, new),
+                                check_patches_at, config, patch_list, paths=[config.hardwares])
     if backend_findings is not None:
         checked, found = backend_findings
-        then = base.findings(
-            judging.check_key(backends.NAME, config.raw, checked),
-            lambda t: sandbox.run_limited(check_backends_at, t, config, checked,
-                                          memory_mb=limits[0], timeout_s=limits[1], what=what),
-            paths=backends.base_paths(config))
-        b_result = judging.judged(lambda new: backends.result(folders, checked, new), found, then)
-    results = [p_result, b_result]
+        results[1] = base.judge(backends.NAME, found,
+                                lambda new: backends.result(folders, checked, new),
+                                check_backends_at, config, checked,
+                                paths=backends.base_paths(config))
     routed, found_routes = routing_found
     if routed:  # only PRs that change routing get the run (most repositories have none)
-        then = base.findings(
-            judging.check_key(routing.NAME, config.raw, routed),
-            lambda t: sandbox.run_limited(routing.check_at, t, config, routed,
-                                          memory_mb=limits[0], timeout_s=limits[1], what=what))
-        results.append(judging.judged(lambda new: routing.result(routed, new), found_routes, then))
+        results.append(base.judge(routing.NAME, found_routes,
+                                  lambda new: routing.result(routed, new),
+                                  routing.check_at, config, routed))
     return results
 
 
