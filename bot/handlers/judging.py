@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from flagbot import hooks as hooks_package
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.markdown import plain
@@ -34,6 +35,7 @@ from flagbot.hooks import git as plumbing
 from flagbot.hooks.errors import FlagbotError
 from flagbot.hooks.findings import Finding
 from flagbot.hooks.since import Check, FindingsCache, findings_at, split_new
+from flagbot.kernels import flaggems_layout, tune_configs, yamlload
 
 CACHE_FOLDER = "findings-cache"
 # The check runs that judge a pull request (a label `when: merged` waits for all of them to
@@ -43,13 +45,25 @@ JUDGED_CHECKS = ("flagbot / patches", "flagbot / backends", "flagbot / routing")
 MAX_LISTED = 500
 
 
-def check_key(name: str, *parts: Any) -> str:
-    """A cache key for one configured check: its name, flagbot's version (rules change with
-    it) and a digest of everything else that changes its findings (config, file lists)."""
+def checker_digest() -> str:
+    """A digest of the checkers' code and data (hooks/ and the kernels/ readers it uses): a
+    cached base result from other rules is never reused, also between builds of one version."""
+    digest = hashlib.sha256(__version__.encode())
+    hooks_root = Path(str(hooks_package.__file__)).parent
+    files = sorted(p for p in hooks_root.rglob("*") if p.suffix in (".py", ".txt"))
+    files += [Path(str(module.__file__)) for module in (flaggems_layout, tune_configs, yamlload)]
+    for path in files:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def check_key(name: str, *parts: Any, code: str = "") -> str:
+    """A cache key for one configured check: its name, the checkers' code digest and a digest
+    of everything else that changes its findings (config, file lists)."""
     # a RepoConfig stands for its merged mapping; anything else must print the same each time
     plain_parts = [getattr(part, "raw", part) for part in parts]
     raw = json.dumps(plain_parts, sort_keys=True, default=str).encode()
-    return f"{name}-{__version__}-{hashlib.sha256(raw).hexdigest()[:16]}"
+    return f"{name}-{code or __version__}-{hashlib.sha256(raw).hexdigest()[:16]}"
 
 
 class BaseSide:
@@ -60,6 +74,7 @@ class BaseSide:
         self.pr = pr
         self.cache = FindingsCache(ctx.settings.state_dir / CACHE_FOLDER)
         self._base: str | None = None
+        self._code = ""
 
     def merge_base(self) -> str | None:
         """Where the PR's branch left the base branch (GitHub diffs from there); None when
@@ -101,7 +116,9 @@ class BaseSide:
             return run_limited(base_check, tree, *args, memory_mb=settings.check_memory_mb,
                                timeout_s=settings.check_timeout_s, what=what)
 
-        base = self.findings(check_key(name, base_check.__name__, *args), at_base, paths)
+        self._code = self._code or checker_digest()
+        key = check_key(name, base_check.__name__, *args, code=self._code)
+        base = self.findings(key, at_base, paths)
         return judged(result_of, head, base)
 
 
