@@ -159,3 +159,15 @@ def test_hetero_check_since(make_repo: MakeRepo, capsys: pytest.CaptureFixture[s
 def test_warnings_only_never_fail_a_since_run() -> None:
     new, _ = split_new([], [Finding("a", 1, WARNING, "w", "m")])
     assert new and all(x.severity == WARNING for x in new)
+
+
+def test_since_from_a_sub_folder_checks_the_same_sub_folder(
+        make_repo: MakeRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = make_repo("since-subdir")
+    repo.write("plugin/backends.conf", ROUTING)
+    repo.commit("base")
+    repo.write("plugin/backends.conf", ROUTING + "sub.Tensor = typo_backend\n")
+    args = ["backends.conf", "--no-kernels", "--since", "HEAD", "--format", "json"]
+    assert check_routing.main(args, cwd=str(repo.path / "plugin")) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert [(x["line"], x["new"]) for x in doc["findings"]] == [(4, True), (3, False)]
