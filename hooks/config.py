@@ -111,6 +111,14 @@ DEFAULTS: dict[str, Any] = {
         "backends": [],
         "files": ["**/backends*.conf"],
     },
+    # a PR touching these gets the `flagbot / plugins` check run (plugin registries and the
+    # files they are checked against; see docs/hooks.md, check-plugins)
+    "plugins": {
+        "paths": ["**/dispatch/config/*.yaml", "**/dispatch/config/*.yml",
+                  "**/dispatch/config/utils.py", "**/dispatch/backends/**/register_ops.py",
+                  "*_fl/utils.py", "*_fl/__init__.py", "*_fl/ops/custom_ops.py",
+                  "megatron/**/*.py"],
+    },
 }
 
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
@@ -270,6 +278,10 @@ def validate(raw: dict[str, Any]) -> list[str]:
     if not isinstance(routing_files, list) or not all(isinstance(g, str) and g for g in routing_files):
         problems.append("routing.files: must be a list of path globs like **/backends*.conf, got "
                         f"{shown(routing_files)}")
+    plugins = raw.get("plugins")
+    paths = plugins.get("paths") if isinstance(plugins, dict) else None
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        problems.append(f"plugins.paths: must be a list of glob strings, got {shown(paths)}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")

@@ -137,7 +137,9 @@ def materialize(repo: Path, ref: str, dest: Path, paths: Sequence[str] = ()) -> 
     (gdir / "objects" / "info" / "alternates").write_text(f"{objects}\n")
     (gdir / "HEAD").write_text(f"{commit}\n")
     version = "0" if fmt == "sha1" else "1"
-    config = f"[core]\n\trepositoryformatversion = {version}\n\tbare = false\n"
+    # links become plain files holding their target: a checker never reads outside the tree
+    config = (f"[core]\n\trepositoryformatversion = {version}\n\tbare = false\n"
+              "\tsymlinks = false\n")
     if fmt != "sha1":
         config += f"[extensions]\n\tobjectformat = {fmt}\n"
     (gdir / "config").write_text(config)

@@ -40,7 +40,8 @@ from flagbot.kernels import flaggems_layout, tune_configs, yamlload
 CACHE_FOLDER = "findings-cache"
 # The check runs that judge a pull request (a label `when: merged` waits for all of them to
 # pass); a new one adds its name here.
-JUDGED_CHECKS = ("flagbot / patches", "flagbot / backends", "flagbot / routing")
+JUDGED_CHECKS = ("flagbot / patches", "flagbot / backends", "flagbot / routing",
+                 "flagbot / plugins")
 # what the collapsed section lists at most (the count is always exact)
 MAX_LISTED = 500
 

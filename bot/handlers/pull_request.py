@@ -16,7 +16,16 @@ from flagbot.bot.github import ChangedFile, Comment, checkruns, comments
 from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.github.client import ROLES
 from flagbot.bot.github.labels import LabelChange, add_wanted, remove_stale
-from flagbot.bot.handlers import backends, downstream, judging, labels, patches, routing, summary
+from flagbot.bot.handlers import (
+    backends,
+    downstream,
+    judging,
+    labels,
+    patches,
+    plugins,
+    routing,
+    summary,
+)
 from flagbot.bot.handlers.base import Handler
 from flagbot.bot.markdown import code_block, plain
 from flagbot.hooks import git as plumbing
@@ -94,7 +103,8 @@ def handle(ctx: Context) -> dict[str, Any]:
     kernels = device_runs.for_pull(ctx, pr, files, meta)
     results = [with_label_findings(ctx.config, fold_into_check(regen, r)
                                    if r.name == patches.NAME else r, label_findings)
-               for r in run_checks(ctx, pr, ctx.config, files)]
+               for r in [*run_checks(ctx, pr, ctx.config, files),
+                         *plugins.for_pull(ctx, pr, ctx.config, files)]]
     done = publish_all(ctx, pr, results)
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
     label_lines = [*labels.describe(wanted), *labels.describe_at_merge(at_merge),
@@ -260,4 +270,4 @@ def fold_into_check(regen: regenerate.Regen, result: CheckResult) -> CheckResult
 
 HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
                   "labels, patch regeneration, `flagbot / patches`, `flagbot / backends`, "
-                  "summary comment")
+                  "`flagbot / plugins`, summary comment")

@@ -83,6 +83,6 @@ def test_a_problem_the_pr_adds_is_new(emu, settings) -> None:
 
 
 def test_every_judged_check_run_is_listed_for_merge_time_labels() -> None:
-    from flagbot.bot.handlers import backends, patches, routing
+    from flagbot.bot.handlers import backends, patches, plugins, routing
 
-    assert set(judging.JUDGED_CHECKS) == {patches.NAME, backends.NAME, routing.NAME}
+    assert set(judging.JUDGED_CHECKS) == {patches.NAME, backends.NAME, routing.NAME, plugins.NAME}
