@@ -15,7 +15,7 @@ from pathlib import Path
 from flagbot.hooks import unchecked
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.hookmain import guarded, parse_args
-from flagbot.hooks.plugins.check import check_plugins
+from flagbot.hooks.plugins.check import SOURCES, check_plugins
 
 WHAT = "check-plugins"
 
@@ -40,9 +40,10 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
 
     findings, inherited = check_plugins(paths, base=base), None
     if args.since:
-        from flagbot.hooks.plugins import since  # git and tarfile: only when asked for
+        from flagbot.hooks import since  # git: only when asked for
 
-        findings, inherited = since.judge(base, args.since, findings, check)
+        # a registry check reads Python and YAML files only: REF's tree is written with those
+        findings, inherited = since.judge(base, args.since, findings, check, paths=SOURCES)
     extra: dict[str, object] = {"checked": len(paths)}
     if inherited is not None:
         extra.update(since=args.since)

@@ -190,9 +190,9 @@ def add_option(parser: argparse.ArgumentParser) -> None:
 
 
 def judge(repo: Path, since: str | None, head: list[Finding], check: Check, *,
-          key: str = "") -> tuple[list[Finding], list[Finding] | None]:
+          key: str = "", paths: Sequence[str] = ()) -> tuple[list[Finding], list[Finding] | None]:
     """(findings to report, inherited or None): with `since`, head's new findings and the
-    inherited ones; without, `head` unchanged and None."""
+    inherited ones (`paths`: what to write of REF's tree); without, `head` unchanged and None."""
     if not since:
         return head, None
-    return split_new(findings_at(repo, since, check, key=key), head)
+    return split_new(findings_at(repo, since, check, key=key, paths=paths), head)
