@@ -18,6 +18,7 @@ this change added. Two pieces, shared by every command's `--since REF` and by th
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 from collections import defaultdict
@@ -26,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from flagbot.hooks import git
-from flagbot.hooks.findings import ERROR, Finding
+from flagbot.hooks.findings import Finding
 from flagbot.hooks.patches.scratch import remove_tree, repo_facts, temp_dir_name
 
 Check = Callable[[Path], list[Finding]]
@@ -70,11 +71,6 @@ def split_new(base: Sequence[Finding], head: Sequence[Finding]) -> tuple[list[Fi
     return sorted(new), sorted(inherited)
 
 
-def new_errors(new: Sequence[Finding]) -> bool:
-    """Whether the change introduced an error (what `--since` runs exit 1 on)."""
-    return any(f.severity == ERROR for f in new)
-
-
 class FindingsCache:
     """Findings per (tree id, check key): in memory, and in `directory` when one is given.
 
@@ -90,8 +86,11 @@ class FindingsCache:
     def _file(self, tree: str, key: str) -> Path | None:
         if self.directory is None:
             return None
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", key)[:80] or "check"
-        return self.directory / tree[:2] / f"{tree}-{name}.json"
+        # a readable head for people looking at the folder, the digest of the whole key for
+        # uniqueness (keys carry pathspecs and can be long)
+        head = re.sub(r"[^A-Za-z0-9_.-]", "_", key.split("|", 1)[0])[:40]
+        digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+        return self.directory / tree[:2] / f"{tree}-{head}-{digest}.json"
 
     def get(self, tree: str, key: str) -> list[Finding] | None:
         if (tree, key) in self.memory:

@@ -171,3 +171,15 @@ def test_since_from_a_sub_folder_checks_the_same_sub_folder(
     assert check_routing.main(args, cwd=str(repo.path / "plugin")) == 1
     doc = json.loads(capsys.readouterr().out)
     assert [(x["line"], x["new"]) for x in doc["findings"]] == [(4, True), (3, False)]
+
+
+def test_cache_entries_are_per_key_and_a_damaged_one_is_a_miss(tmp_path: Path) -> None:
+    cache = FindingsCache(tmp_path)
+    long = "k" * 200
+    cache.put("ab" * 20, long + "1", [f(1)])
+    cache.put("ab" * 20, long + "2", [f(2)])
+    fresh = FindingsCache(tmp_path)  # a new process: from the folder, not memory
+    assert fresh.get("ab" * 20, long + "1") == [f(1)] and fresh.get("ab" * 20, long + "2") == [f(2)]
+    for entry in tmp_path.rglob("*.json"):
+        entry.write_text("{not json")
+    assert FindingsCache(tmp_path).get("ab" * 20, long + "1") is None
