@@ -171,7 +171,8 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
                                 select_patches(repo, hardwares, args.files))
     if args.files:  # pre-commit's file list: did the repository's own config filter it?
         findings += hidden_patches(repo, hardwares)
-    findings, inherited = since.judge(repo, args.since, findings, check)
+    # only the patch folder is read at REF (the patches' bases come from git's objects)
+    findings, inherited = since.judge(repo, args.since, findings, check, paths=[hardwares])
     status = unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
     skipped = sum(f.rule == "base-unavailable" for f in findings)
     if args.format == "json":

@@ -180,6 +180,20 @@ def nothing_checked(repo: Path, root_rel: str, paths: list[Path], folders: list[
     return []
 
 
+def since_paths(repo: Path, root: Path, root_rel: str, flaggems: str | None,
+                folders: list[str]) -> list[str]:
+    """What `--since` writes of REF's tree: the backends root, the FlagGems package around it
+    (the context), the configuration and folders given outside the root; the rest of a large
+    tree is never read."""
+    package = flaggems if flaggems is not None else None
+    if package is None:
+        found = find_package(root, top=repo)
+        package = found.relative_to(repo).as_posix() if found is not None and \
+            found.is_relative_to(repo) else None
+    outside = [f for f in folders if not Path(f).is_absolute()]
+    return [p for p in (root_rel, package, ".github", *outside) if p]
+
+
 def _fix(root: str) -> str:
     return f"; to check them set {config_line('backends', root)} (or pass --root {root})"
 
@@ -208,7 +222,9 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     checked = len(folders) if folders is not None else len(vendor_folders(root))
     given = [(repo / p).resolve() for p in args.paths]
     findings += nothing_checked(repo, root_rel, given, folders, checked)
-    findings, inherited = since.judge(repo, args.since, findings, check)
+    findings, inherited = since.judge(repo, args.since, findings, check,
+                                      paths=since_paths(repo, root, root_rel, args.flaggems,
+                                                        folders or []))
     if args.format == "json":
         print(render_json(findings, WHAT, inherited=inherited, checked=checked, root=root_rel,
                           **({"since": args.since} if args.since else {})))

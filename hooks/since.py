@@ -164,6 +164,8 @@ def findings_at(repo: Path, ref: str, check: Check, *, key: str = "", paths: Seq
     shown = git.run(["rev-parse", "--show-prefix"], cwd=repo, check=False)  # fails when bare
     prefix = shown.stdout.decode("utf-8", "surrogateescape").strip().rstrip("/") \
         if shown.returncode == 0 else ""
+    if prefix:  # plain pathspecs are relative to `repo`, the scratch tree is the top level
+        paths = [p if p.startswith(":") else f"{prefix}/{p}" for p in paths]
     cache_key = f"{key}|{prefix}|{','.join(paths)}"
     if cache is not None:
         hit = cache.get(tree, cache_key)
