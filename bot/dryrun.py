@@ -158,6 +158,9 @@ class DryRunClient:
         self._record("workflow.cancel", run=run_id)
         return True
 
+    def run_jobs(self, run_id: int) -> list[dict[str, Any]]:
+        return []
+
     def run_artifacts(self, run_id: int) -> list[ArtifactRef]:
         return [ref for ref, _ in self._artifacts.get(run_id, [])]
 

@@ -432,12 +432,12 @@ def retry(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device, rule
     request = Request.new(old.pr, old.sha, old.device)
     again = Tracked(request.id, None, tracked.ops, "queued", tracked.attempt + 1, None,
                     (run_id, conclusion), tracked.by_tag)
-    link = f"[{run_id}]({url})" if url else str(run_id)
+    link = (f"[{run_id}]({url})" if url else str(run_id)) + f" ({runner_of(ctx.client, run_id, device)})"
     ctx.client.update_check_run(ref.id, {
         "status": "queued", "started_at": now_utc(), "external_id": again.encode(),
         **({"details_url": url} if url else {}),
         "output": {"title": f"runner failure; started again (attempt {again.attempt} of {MAX_ATTEMPTS})",
-                   "summary": f"Run {link} ended `{code(conclusion, 40)}` without uploading a "
+                   "summary": f"Run {link} ended {code(conclusion, 40)} without uploading a "
                               "report: the runner failed before the check could report (lost, "
                               "killed, out of time or disk). flagbot started the same head on "
                               f"{device.name} once more (request {code(request.id)}); a second "
@@ -447,11 +447,27 @@ def retry(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device, rule
     return "failure" if failed else "retried"
 
 
+def runner_of(client: GitHubClient, run_id: int, device: Device) -> str:
+    """Which runner ran the device's job of `run_id`, in words (`runner `x``, or that none took
+    it): the runner's name is what a maintainer looks for first."""
+    try:
+        jobs = client.run_jobs(run_id)
+    except GithubException:
+        return "runner unknown"
+    names = [str(j.get("runner_name")) for j in jobs if j.get("runner_name") and (
+        not j.get("labels") or set(device.runner) <= {str(x) for x in j.get("labels") or []})]
+    if not names:
+        return "no runner took the job"
+    return "runner " + ", ".join(code(n, 80) for n in dict.fromkeys(names))
+
+
 def runner_failure(ctx: Context, device: Device, tracked: Tracked, run_id: int, conclusion: str,
                    url: str | None) -> checkruns.CheckResult:
     """The check run after the second run in a row ended without a report."""
-    runs_said = [f"{run_url(ctx, tracked.prev[0])} ended `{tracked.prev[1]}`"] if tracked.prev else []
-    runs_said.append(f"{url or run_id} ended `{code(conclusion, 40)}`")
+    runs_said = [f"{run_url(ctx, tracked.prev[0])} ({runner_of(ctx.client, tracked.prev[0], device)}) "
+                 f"ended `{tracked.prev[1]}`"] if tracked.prev else []
+    runs_said.append(f"{url or run_id} ({runner_of(ctx.client, run_id, device)}) ended "
+                     f"{code(conclusion, 40)}")
     return results.without_report(
         device, "failure", f"runner failure: no report, {tracked.attempt} runs ended `{conclusion}`",
         f"Runner failure on {code(device.name)}: {tracked.attempt} runs of this head ended without "

@@ -218,6 +218,11 @@ class PyGithubClient:
         self.actions.append(Action("workflow.cancel", {"run": run_id}))
         return True
 
+    def run_jobs(self, run_id: int) -> list[dict[str, Any]]:
+        _, data = self._repo.requester.requestJsonAndCheck(
+            "GET", f"{self._repo.url}/actions/runs/{int(run_id)}/jobs", parameters={"per_page": 100})
+        return [dict(j) for j in (data or {}).get("jobs") or [] if isinstance(j, dict)]
+
     def run_artifacts(self, run_id: int) -> list[ArtifactRef]:
         _, data = self._repo.requester.requestJsonAndCheck(
             "GET", f"{self._repo.url}/actions/runs/{int(run_id)}/artifacts",

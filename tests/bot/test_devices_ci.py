@@ -164,6 +164,7 @@ def test_a_run_without_a_report_is_dispatched_again_exactly_once(emu, settings) 
     deliver_pr(emu, settings, repo)
     retries = metric("flagbot_device_retries_total", "a_x100")
     [first] = emu.workflow_runs(repo)
+    emu.set_workflow_run(repo, first["id"], "in_progress", labels=["self-hosted", "a_x100"], runner="gpu-07")
     end_dispatched(emu, repo, first, None, "failure")
     retried = deliver_run(emu, settings, repo, first["id"])
     assert retried["conclusion"] == "retried"
@@ -173,6 +174,7 @@ def test_a_run_without_a_report_is_dispatched_again_exactly_once(emu, settings) 
     [check] = kernel_runs(emu, repo, head)
     assert check["status"] == "queued" and "attempt 2 of 2" in check["output"]["title"]
     assert f"/actions/runs/{first['id']}" in check["output"]["summary"]
+    assert "(runner `gpu-07`)" in check["output"]["summary"]
     assert metric("flagbot_device_retries_total", "a_x100") == retries + 1
     [_, body] = dispatches(emu)
     assert body["inputs"]["sha"] == head
@@ -180,12 +182,15 @@ def test_a_run_without_a_report_is_dispatched_again_exactly_once(emu, settings) 
     assert "skipped" in deliver_run(emu, settings, repo, first["id"], delivery="again")
     assert len(dispatches(emu)) == 2
     second = emu.workflow_runs(repo)[1]
+    emu.set_workflow_run(repo, second["id"], "in_progress", labels=["self-hosted", "a_x100"], runner="gpu-11")
     end_dispatched(emu, repo, second, None, "timed_out")
     assert deliver_run(emu, settings, repo, second["id"])["conclusion"] == "failure"
     [check] = kernel_runs(emu, repo, head)
     assert check["conclusion"] == "failure" and check["output"]["title"].startswith("runner failure")
     summary = check["output"]["summary"]
     assert "Runner failure" in summary and f"/actions/runs/{first['id']}" in summary
+    assert "(runner `gpu-07`) ended `failure`" in summary, summary
+    assert "(runner `gpu-11`) ended `timed_out`" in summary
     assert f"/actions/runs/{second['id']}" in summary and check["details_url"].endswith(str(second["id"]))
     assert len(dispatches(emu)) == 2  # never a third
 
