@@ -403,3 +403,19 @@ def test_tracked_keeps_attempt_progress_previous_run_and_mode_and_refuses_garbag
         assert Tracked.decode(bad) is None
     odd = Tracked.decode(f"fbk1 {request.id} - - queued a=999 p=abc prev=1:bad-word")
     assert odd is not None and (odd.attempt, odd.progress_at, odd.prev) == (1, None, None)
+
+
+def test_tag_dispatch_keeps_the_per_sha_trust_gate(emu, settings) -> None:
+    repo = tag_repo(emu)
+    pr = open_device_pr(emu, repo, user="mallory")
+    deliver_pr(emu, settings, repo)
+    assert tag_sha(repo, "ciflow/a_x100/1") is None and emu.workflow_runs(repo) == []
+    assert kernel_runs(emu, repo, pr["head"]["sha"])[-1]["conclusion"] == "action_required"
+    comment(emu, settings, repo, "/ok-to-test", sender="maint")
+    assert tag_sha(repo, "ciflow/a_x100/1") == pr["head"]["sha"] and len(emu.workflow_runs(repo)) == 1
+    # a new push by the untrusted author moves nothing until approved again
+    emu.push_commit(repo, branch="feature", files={BACKEND: "def softmax(x, dim):\n    return x + 0\n"})
+    new = emu.update_pull_head(repo, 1)["head"]["sha"]
+    deliver_pr(emu, settings, repo, action="synchronize", delivery="d-2", before=pr["head"]["sha"])
+    assert tag_sha(repo, "ciflow/a_x100/1") == pr["head"]["sha"] and len(emu.workflow_runs(repo)) == 1
+    assert kernel_runs(emu, repo, new)[-1]["conclusion"] == "action_required"
