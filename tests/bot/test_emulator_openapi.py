@@ -24,13 +24,20 @@ ROOT = Path(__file__).resolve().parents[2]
 LISTED = ROOT / "testing/github_emulator/openapi_routes.txt"
 
 
-def listed() -> dict[tuple[str, str], str]:
+def fields() -> dict[tuple[str, str], tuple[set[str], set[str]]]:
+    """{(METHOD, path as described): (query parameters, body fields)} from the list."""
     out = {}
     for line in LISTED.read_text(encoding="utf-8").splitlines():
         if line and not line.startswith("#"):
-            method, path = line.split(" ", 1)
-            out[(method, normalise(path))] = path
+            op, query, body = line.split("\t")
+            method, path = op.split(" ", 1)
+            out[(method, path)] = ({q for q in query.removeprefix("query=").split(",") if q},
+                                   {b for b in body.removeprefix("body=").split(",") if b})
     return out
+
+
+def listed() -> dict[tuple[str, str], str]:
+    return {(method, normalise(path)): path for method, path in fields()}
 
 
 def served() -> list[tuple[str, str]]:
@@ -55,6 +62,10 @@ def test_a_route_missing_from_the_description_is_caught() -> None:
     assert described("GET", "/repos/{owner}/{repo}/git/tags/{sha}/children", ops) is None
     assert described("PUT", "/repos/{owner}/{repo}/git/refs/{ref+}", ops) is None  # wrong method
     assert described("GET", "/repos/{o}/{r}/actions/artifacts/{id}/zip", ops) is not None
+    listed_fields = fields()
+    assert listed_fields[("POST", "/repos/{owner}/{repo}/git/refs")] == (set(), {"ref", "sha"})
+    assert "force" in listed_fields[("PATCH", "/repos/{owner}/{repo}/git/refs/{ref}")][1]
+    assert "event" in listed_fields[("GET", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs")][0]
 
 
 @pytest.mark.skipif(not os.environ.get("FLAGBOT_OPENAPI_JSON"),
@@ -73,7 +84,7 @@ def as_regex(path: str) -> re.Pattern[str]:
     return re.compile(re.sub(r"\{(\w+)\}", repl, path))
 
 
-def test_every_call_of_the_device_flow_is_a_described_operation(emu, settings) -> None:
+def test_every_call_of_the_device_flow_is_a_described_operation_with_described_fields(emu, settings) -> None:
     repo = device_repo(emu, TAG_CONFIG, extra={".github/workflows/device-check-tag.yml": TAG_WORKFLOW})
     pr = open_device_pr(emu, repo)
     deliver_pr(emu, settings, repo)
@@ -84,9 +95,20 @@ def test_every_call_of_the_device_flow_is_a_described_operation(emu, settings) -
     emu.update_pull_head(repo, 1)
     deliver_pr(emu, settings, repo, action="synchronize", delivery="d-2", before=pr["head"]["sha"])
     deliver_pr(emu, settings, repo, action="closed", delivery="d-3")
-    patterns = [(m, as_regex(p)) for (m, _), p in listed().items()]
-    calls = {(c.method, c.path) for c in emu.calls if not c.path.startswith("/_emu/")}
-    assert any("/git/refs" in p for _, p in calls)
-    stray = sorted(f"{m} {p}" for m, p in calls if not any(
-        m == pm and rx.fullmatch(p) for pm, rx in patterns))
+    described_fields = fields()
+    # the most literal operation first: `/commits/{ref}/check-runs` before `/commits/{ref}`
+    ordered = sorted(described_fields, key=lambda op: -len(re.sub(r"\{\w+\}", "", op[1])))
+    patterns = [(m, as_regex(p), described_fields[(m, p)]) for (m, p) in ordered]
+    calls = [c for c in emu.calls if not c.path.startswith("/_emu/")]
+    assert any("/git/refs" in c.path for c in calls)
+    stray = []
+    for c in calls:
+        found = [(query, body) for m, rx, (query, body) in patterns if m == c.method and rx.fullmatch(c.path)]
+        if not found:
+            stray.append(f"{c.method} {c.path}: no such operation")
+            continue
+        query, body = found[0]
+        extra = set(c.query) - query | (set(c.json) - body if isinstance(c.json, dict) else set())
+        if extra:
+            stray.append(f"{c.method} {c.path}: undescribed {sorted(extra)}")
     assert stray == []
