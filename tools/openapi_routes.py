@@ -58,7 +58,7 @@ def fields(doc: dict[str, Any], path: str, method: str) -> tuple[list[str], list
     names: set[str] = set()
     for part in [schema, *(schema.get("oneOf") or []), *(schema.get("anyOf") or []),
                  *(schema.get("allOf") or [])]:
-        names |= set((resolve(doc, part).get("properties") or {}))
+        names |= set(resolve(doc, part).get("properties") or {})
     return query, sorted(names)
 
 
