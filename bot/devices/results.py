@@ -19,7 +19,8 @@ from flagbot.hooks.findings import ERROR, WARNING, Finding
 # the failing ops of a run, hidden in its summary, so a later run can compare with it
 FAILED_MARK = "<!-- flagbot-failed-ops: {ops} -->"
 MARKED_OP = re.compile(r"[a-z0-9_]{1,64}")
-FAILED_RE = re.compile(r"<!-- flagbot-failed-ops: ([a-z0-9_,]{0,4000}) -->")
+MAX_MARKED = 400  # ops recorded (at most 26 000 characters of the 65 535 a summary may have)
+FAILED_RE = re.compile(r"<!-- flagbot-failed-ops: ([a-z0-9_,]{0,26000}) -->")
 ICONS = {"pass": "✅", "fail": "❌", "near": "➖", "unmeasured": "✅", "error": "❌",
          "disabled": "➖", "not checked": "➖"}
 TOLERANCE = 1e-9
@@ -95,8 +96,9 @@ def from_report(report: Report, device: Device, rule: Rules, run_url: str | None
         lines += ["", f"Logs and the full report: {run_url}"]
     if excused:
         lines += ["", *excuse_lines(excused, base)]
-    lines += ["", FAILED_MARK.format(ops=",".join(sorted(
-        op.name for op in report.failed if MARKED_OP.fullmatch(op.name))))]
+    # first, so that clipping a long summary never drops it
+    lines.insert(0, FAILED_MARK.format(ops=",".join(sorted(
+        op.name for op in report.failed if MARKED_OP.fullmatch(op.name))[:MAX_MARKED])))
     new = [op for op in report.failed if op.name not in excused]
     failed = bool(new or problems)
     conclusion = "failure" if failed else "neutral" if "inherited" in excused.values() else "success"

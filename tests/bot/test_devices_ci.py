@@ -419,3 +419,11 @@ def test_tag_dispatch_keeps_the_per_sha_trust_gate(emu, settings) -> None:
     deliver_pr(emu, settings, repo, action="synchronize", delivery="d-2", before=pr["head"]["sha"])
     assert tag_sha(repo, "ciflow/a_x100/1") == pr["head"]["sha"] and len(emu.workflow_runs(repo)) == 1
     assert kernel_runs(emu, repo, new)[-1]["conclusion"] == "action_required"
+
+
+def test_the_failed_ops_marker_is_bounded_and_read_back() -> None:
+    marker = results.FAILED_MARK.format(ops=",".join(f"op_{i:03d}" for i in range(results.MAX_MARKED)))
+    assert results.failed_ops("text\n" + marker) == {f"op_{i:03d}" for i in range(results.MAX_MARKED)}
+    assert results.failed_ops(results.FAILED_MARK.format(ops="")) == frozenset()
+    assert results.failed_ops("no marker") is None
+    assert results.failed_ops("<!-- flagbot-failed-ops: a-->b --> -->") is None
