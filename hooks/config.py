@@ -97,7 +97,8 @@ DEFAULTS: dict[str, Any] = {
         "trusted_permission": "write",
         # a PR touching these (or a device's backend folder) is checked on that device
         "paths": ["kernels/**"],
-        # the workflow dispatched for runner devices, in .github/workflows/ of the default branch
+        # the workflow of runner devices, in .github/workflows/: dispatched on the default branch,
+        # or (dispatch: tag) the one in the tagged tree that the tag push starts
         "workflow": "device-check.yml",
         # a run with no report after this long ends `timed_out`
         "timeout_minutes": 120,
