@@ -79,7 +79,7 @@ class NoOpHandlers:
 
 def make_app() -> Any:
     """What serve's gunicorn child serves: the real app, wanting every event."""
-    from flagbot.bot.app import create_app
+    from flagbot.bot.ingest import create_app
     from flagbot.bot.settings import Settings
 
     return create_app(Settings.from_env(), wants=wants)
@@ -87,7 +87,7 @@ def make_app() -> Any:
 
 def serve(argv: list[str]) -> int:
     """`bench_bot.py --serve ARGS`: `flagbot serve ARGS` with the handlers above."""
-    from flagbot.bot import cli
+    from flagbot.bot.entry import cli
 
     return cli.serve(cli.serve_parser().parse_args(argv), handlers=NoOpHandlers,
                      app="bench_bot:make_app()")

@@ -40,7 +40,7 @@ class Settings:
     write_spacing_s: float = 1.0
     write_burst: int = 10
     max_body_bytes: int = 25 * 1024 * 1024
-    # Slow clients (bot/serving/reception.py): a request's headers must arrive within
+    # Slow clients (bot/entry/serving/reception.py): a request's headers must arrive within
     # `request_header_timeout_s` and all of it within `request_timeout_s` of its first byte
     # (of the connection, for a new one); at most `max_pending_connections` requests per
     # gunicorn worker may be arriving at once, holding `max_pending_bytes` between them (the
@@ -50,7 +50,7 @@ class Settings:
     max_pending_connections: int = 256
     max_pending_bytes: int = 64 * 1024 * 1024
     # The checks of a pull request's files run in a child process with these limits
-    # (bot/sandbox.py): address space in MiB, and wall-clock seconds
+    # (bot/work/sandbox.py): address space in MiB, and wall-clock seconds
     check_memory_mb: int = 1024
     check_timeout_s: float = 120.0
     # annotations written per check run (the rest are counted in its summary), and
@@ -61,7 +61,7 @@ class Settings:
     # (FLAGBOT_SQLITE_CHECKPOINTS=background; serve and worker turn it on, store/sqlite_file.py)
     background_checkpoints: bool = False
     # prometheus_client's multi-process folder (PROMETHEUS_MULTIPROC_DIR): /metrics sums the
-    # counters of every serve process found there (bot/metrics.py)
+    # counters of every serve process found there (bot/monitoring/metrics.py)
     metrics_dir: Path | None = None
     # `text`, or `json` for one object per line (FLAGBOT_LOG_FORMAT; --log-format sets it for
     # serve's gunicorn child too)

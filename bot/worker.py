@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 from huey.consumer import Consumer
 
-from flagbot.bot import logs, metrics
 from flagbot.bot.locks import RepoLocks
+from flagbot.bot.monitoring import logs, metrics
 from flagbot.bot.settings import Settings
 from flagbot.bot.store import MAX_TRIES, Delivery, Ledger
 from flagbot.bot.store.factory import open_ledger, open_queue

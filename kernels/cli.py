@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flagbot.kernels.imports import commands as generated
+from flagbot.kernels.intake import commands as generated
 
 if TYPE_CHECKING:  # torch-importing modules load only when a command needs them
     from flagbot.kernels.check import CheckOptions
@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
         return generated.main(args, Path(cwd or os.getcwd()))
     prepare_environment()
     if args.command == "import-backend":
-        from flagbot.kernels.importer import import_backend
+        from flagbot.kernels.intake.backend_folder import import_backend
 
         return import_backend(_resolve(args.source, cwd), _resolve(args.dest, cwd))
     return run_check(args, ["kernels", *args_list], cwd)

@@ -43,8 +43,8 @@ def app_settings(emu: Emulator, state_dir: Path, **overrides: Any) -> Settings:
 @contextmanager
 def serving(settings: Settings, threads: int = 2) -> Iterator[str]:
     """The webhook app on a loopback port plus a worker with `threads` threads; yields the URL."""
-    from flagbot.bot.app import create_app
     from flagbot.bot.dispatch import BotHandlers
+    from flagbot.bot.ingest import create_app
     from flagbot.bot.worker import Worker
 
     server = make_server("127.0.0.1", 0, create_app(settings), threaded=True)

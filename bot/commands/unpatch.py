@@ -16,7 +16,7 @@ from pathlib import Path
 
 from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
-from flagbot.bot.markdown import code, code_block
+from flagbot.bot.github.markdown import code, code_block
 from flagbot.hooks import git
 from flagbot.hooks.errors import CheckFailed, UsageError
 from flagbot.hooks.patches import hetero, patchfile, roundtrip

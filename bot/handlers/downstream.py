@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from flagbot.bot.context import Context, field_of
+from flagbot.bot.feed.log import Closing, LabeledPR
 from flagbot.bot.github.labels import LabelChange
 from flagbot.bot.handlers import labels
-from flagbot.bot.store.feed import Closing, LabeledPR
 
 
 def epoch(stamp: object) -> float | None:

@@ -215,7 +215,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def server(settings: Settings) -> Iterator[ServerThread]:
     """The app (test wants) under a real werkzeug server; no worker runs."""
-    from flagbot.bot.app import create_app
+    from flagbot.bot.ingest import create_app
 
     with ServerThread(create_app(settings, wants=wants)) as srv:
         yield srv

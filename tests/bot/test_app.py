@@ -13,7 +13,7 @@ from pathlib import Path
 
 import requests
 
-from flagbot.bot.app import create_app
+from flagbot.bot.ingest import create_app
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.factory import open_queue
 from flagbot.bot.store.sqlite import SqliteLedger

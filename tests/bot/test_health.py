@@ -9,7 +9,7 @@ from pathlib import Path
 
 import requests
 
-from flagbot.bot.app import create_app
+from flagbot.bot.ingest import create_app
 from flagbot.bot.store.sqlite import SqliteLedger
 from flagbot.bot.worker import Worker
 from testing.github_emulator import Emulator, new_private_key_pem

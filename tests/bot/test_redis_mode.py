@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from flagbot.bot.app import create_app
+from flagbot.bot.ingest import create_app
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.redis import RedisLedger
 from tests.bot.core_support import (  # noqa: F401  (fixtures)

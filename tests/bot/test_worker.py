@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from flagbot.bot.app import create_app
+from flagbot.bot.ingest import create_app
 from flagbot.bot.locks import LockTimeout, RepoLocks
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.sqlite import SqliteLedger

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from flagbot.bot.context import PullRequest
-from flagbot.bot.workspace import GitWorkspace, WorkspaceError, auth_env, redact
+from flagbot.bot.work.workspace import GitWorkspace, WorkspaceError, auth_env, redact
 from tests.bot.handlers_support import deliver, missing_patch_lines, open_pr, runs_by_name
 
 

@@ -7,8 +7,8 @@ import json
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
-from flagbot.bot.feed import iso, record
-from flagbot.bot.store.feed import SELECTIONS
+from flagbot.bot.feed.atom import iso, record
+from flagbot.bot.feed.log import SELECTIONS
 from flagbot.hooks.errors import UsageError
 
 
@@ -40,7 +40,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     """Print the entries; exit 0 (an empty list is not an error)."""
-    from flagbot.bot.cli import load_settings
+    from flagbot.bot.entry.cli import load_settings
     from flagbot.bot.store.factory import open_label_log
 
     args = parser().parse_args(argv)

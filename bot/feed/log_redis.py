@@ -12,7 +12,7 @@ from typing import Any
 
 import redis
 
-from flagbot.bot.store.feed import Closing, LabeledPR, after_closing, keep, newest_first
+from flagbot.bot.feed.log import Closing, LabeledPR, after_closing, keep, newest_first
 
 PREFIX = "flagbot:feed:"
 

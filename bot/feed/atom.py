@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from flagbot.bot.store.feed import LabeledPR, LabelLog
+from flagbot.bot.feed.log import LabeledPR, LabelLog
 
 ATOM = "http://www.w3.org/2005/Atom"
 DEFAULT_ENTRIES = 50

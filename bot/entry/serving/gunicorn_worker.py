@@ -38,8 +38,8 @@ from gunicorn import sock as gsock
 from gunicorn.http import wsgi
 from gunicorn.workers import base
 
-from flagbot.bot.serving.heap import settle_heap
-from flagbot.bot.serving.reception import (
+from flagbot.bot.entry.serving.heap import settle_heap
+from flagbot.bot.entry.serving.reception import (
     HEAD_TOO_LARGE,
     HEAD_TOO_LARGE_REPLY,
     PARTIAL,

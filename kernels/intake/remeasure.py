@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from flagbot.kernels import timing
-from flagbot.kernels.imports.schema import build_spec, resolve
+from flagbot.kernels.intake.schema import build_spec, resolve
 from flagbot.kernels.spec import Case
 
 

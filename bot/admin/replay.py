@@ -21,7 +21,7 @@ from flagbot.hooks.config import PERMISSIONS
 from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
-    from flagbot.bot.dryrun import DryRunClient
+    from flagbot.bot.admin.dryrun import DryRunClient
     from flagbot.hooks.config import RepoConfig
 
 EPILOG = """\
@@ -179,11 +179,11 @@ def dry_run(repo: Path, delivery: str, event: str, payload: dict[str, Any], *,
             report: Path | None = None) -> dict[str, Any]:
     """Run the handlers against `repo` with the recording client; nothing leaves this machine."""
     from flagbot.bot import repo_config
+    from flagbot.bot.admin.dryrun import DryRunClient
     from flagbot.bot.context import Context, PullRequest
     from flagbot.bot.dispatch import run_context
-    from flagbot.bot.dryrun import DryRunClient
     from flagbot.bot.settings import Settings
-    from flagbot.bot.workspace import LocalWorkspace
+    from flagbot.bot.work.workspace import LocalWorkspace
 
     full_name = str((payload.get("repository") or {}).get("full_name") or repo.name)
     default_branch = str((payload.get("repository") or {}).get("default_branch") or "main")

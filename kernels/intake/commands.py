@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flagbot.kernels.imports import perfdata
-from flagbot.kernels.imports import select as selection
+from flagbot.kernels.intake import perfdata
+from flagbot.kernels.intake import select as selection
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 COMMANDS = ("validate", "filter", "import")
@@ -128,6 +128,6 @@ def main(args: argparse.Namespace, cwd: Path) -> int:
     except perfdata.DataError as exc:
         print(f"flagbot kernels {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    from flagbot.kernels.imports.import_cmd import import_main
+    from flagbot.kernels.intake.operators_cmd import import_main
 
     return import_main(args, cwd)

@@ -1,4 +1,4 @@
-"""`flagbot setup`: register flagbot's GitHub App from `bot/app.yml` through GitHub's manifest flow.
+"""`flagbot setup`: register flagbot's GitHub App from `bot/admin/app.yml` through GitHub's manifest flow.
 
 The flow ("Registering a GitHub App from a manifest", GitHub docs) has three steps: a browser
 POSTs the manifest to `<web>/settings/apps/new` (or an organization's page), the person confirms,
@@ -48,7 +48,7 @@ def web_url(api_url: str) -> str:
 
 
 def load_manifest(path: Path) -> dict[str, Any]:
-    """The manifest template (`bot/app.yml` unless --manifest names another)."""
+    """The manifest template (`bot/admin/app.yml` unless --manifest names another)."""
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
@@ -209,12 +209,12 @@ def parser() -> argparse.ArgumentParser:
         "webhook secret are stored under $FLAGBOT_STATE_DIR/github-app/ (mode 0600)."))
     p.add_argument("--webhook-url", required=True,
                    help="public URL GitHub delivers webhooks to, e.g. https://bot.example.com/webhook")
-    p.add_argument("--name", default=None, help="the App's name (default: bot/app.yml's, flagbot)")
+    p.add_argument("--name", default=None, help="the App's name (default: bot/admin/app.yml's, flagbot)")
     p.add_argument("--org", default=None, help="register the App for this organization")
     p.add_argument("--homepage", default=None, help="the App's homepage (default: the webhook's origin)")
     p.add_argument("--public", action="store_true", help="let other accounts install the App")
     p.add_argument("--manifest", type=Path, default=MANIFEST,
-                   help="manifest template (default: the packaged bot/app.yml)")
+                   help="manifest template (default: the packaged bot/admin/app.yml)")
     p.add_argument("--port", type=int, default=0,
                    help="local port for the browser page and GitHub's redirect (default: any free one)")
     p.add_argument("--timeout", type=float, default=3600.0,
@@ -225,7 +225,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     """`flagbot setup`: print the page to open, wait for GitHub's redirect, store the credentials."""
-    from flagbot.bot.cli import load_settings
+    from flagbot.bot.entry.cli import load_settings
 
     args = parser().parse_args(argv)
     settings: Settings = load_settings(cwd)

@@ -1,7 +1,7 @@
 """The checks a generated operator must pass before it is taken in, each in a child process.
 
 1. its code compiles (in this process: compiling runs nothing);
-2. it imports: executed in a fresh module in a child (flagbot.kernels.imports.probe), which
+2. it imports: executed in a fresh module in a child (flagbot.kernels.intake.probe), which
    then runs the harness's accuracy check against the aten operator (and, with --remeasure,
    times it on the GPU);
 3. its own test passes: pytest on the written test file, in a child.
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flagbot.kernels.imports.payload import Payload, module_text, syntax_error, test_text
+from flagbot.kernels.intake.payload import Payload, module_text, syntax_error, test_text
 
 PYTEST_TAIL = 1500  # characters of a failing test's output kept in the reason
 
@@ -96,7 +96,7 @@ def _probe(plan: Plan, folder: Path, settings: Settings) -> dict[str, Any]:
                "configs": plan.selection.get("configs", [])}
     req, out = folder / f".probe-{plan.name}.json", folder / f".result-{plan.name}.json"
     req.write_text(json.dumps(request), encoding="utf-8")
-    cmd = [sys.executable, "-m", "flagbot.kernels.imports.probe", str(req), str(out)]
+    cmd = [sys.executable, "-m", "flagbot.kernels.intake.probe", str(req), str(out)]
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=settings.timeout,
                               env=child_env(), cwd=folder)

@@ -19,14 +19,16 @@ from urllib.parse import parse_qs
 from flask import Flask, Response, request
 from werkzeug.wsgi import get_content_length, get_input_stream
 
-from flagbot.bot import feed, interest, metrics
-from flagbot.bot.health import STUCK_AFTER_S, AppCheck, QueueWatch
-from flagbot.bot.serving.fastpath import Answer, WebhookFastPath
+from flagbot.bot import interest
+from flagbot.bot.entry.serving.fastpath import Answer, WebhookFastPath
+from flagbot.bot.feed import atom
+from flagbot.bot.feed.log import LabelLog
+from flagbot.bot.monitoring import metrics
+from flagbot.bot.monitoring.health import STUCK_AFTER_S, AppCheck, QueueWatch
 from flagbot.bot.settings import Settings
 from flagbot.bot.signature import verify
 from flagbot.bot.store import Ledger, Queue
 from flagbot.bot.store.factory import open_label_log, open_ledger, open_queue
-from flagbot.bot.store.feed import LabelLog
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
@@ -255,7 +257,7 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
     @app.get("/feeds/<path:name>")
     def feeds(name: str) -> Response:
         """Atom feed of merged PRs carrying a label: /feeds/<label>.atom[?repo=owner/name]."""
-        code, body, content_type = feed.serve(backend.label_log, name, request.args, request.url)
+        code, body, content_type = atom.serve(backend.label_log, name, request.args, request.url)
         return Response(body, status=code, content_type=content_type)
 
     app.extensions["flagbot"] = backend

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flagbot.kernels.backend_import import exec_module_at
+from flagbot.kernels.backend_modules import exec_module_at
 
 ROOT = Path(__file__).resolve().parents[1] / "experimental"
 INDEX = "_metadata.json"
@@ -50,7 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flagbot.kernels.imports.experimental import specific_ops
+from flagbot.kernels.intake.experimental import specific_ops
 
 
 def get_specific_ops() -> list[tuple[str, Callable[..., Any]]]:
@@ -104,7 +104,7 @@ def specs(root: Path | None = None) -> dict[str, Any]:
     """name -> OpSpec of each indexed operator (reference and inputs from its aten schema)."""
     import torch
 
-    from flagbot.kernels.imports.schema import SchemaError, build_spec, resolve
+    from flagbot.kernels.intake.schema import SchemaError, build_spec, resolve
 
     folder = ROOT if root is None else root
     try:

@@ -1,6 +1,6 @@
 """`flagbot serve`, `flagbot worker` and `flagbot replay`.
 
-serve: gunicorn (`flagbot.bot.wsgi:app`) as a child process, plus, in SQLite mode, the queue
+serve: gunicorn (`flagbot.bot.entry.wsgi:app`) as a child process, plus, in SQLite mode, the queue
 consumer in this process. worker: a consumer only (Redis mode: any number, on any host).
 `serve` and `work` take the handlers and the app as arguments (the commands pass the bot's own);
 tests/bot/fake_bot.py runs them with fakes. Modules with prometheus_client are imported only
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flagbot.bot.serving.heap import settle_heap
+from flagbot.bot.entry.serving.heap import settle_heap
 from flagbot.bot.settings import METRICS_ENV, Settings, private_state
 from flagbot.hooks.errors import UsageError
 
@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("flagbot")
 STOP_WAIT_S = 30.0
-WORKER_CLASS = "flagbot.bot.serving.gunicorn_worker.KeepAliveWorker"
-WSGI_APP = "flagbot.bot.wsgi:app"
+WORKER_CLASS = "flagbot.bot.entry.serving.gunicorn_worker.KeepAliveWorker"
+WSGI_APP = "flagbot.bot.entry.wsgi:app"
 # Builds the handlers a worker runs, given the worker's settings.
 HandlersFactory = Callable[[Settings], "Handlers"]
 
@@ -46,9 +46,9 @@ def load_settings(cwd: str | None) -> Settings:
 
 
 def setup_logging(args: argparse.Namespace, settings: Settings) -> Settings:
-    """Text or JSON lines, secrets redacted (`bot/logs.py`), for serve and worker; returns the
+    """Text or JSON lines, secrets redacted (`bot/monitoring/logs.py`), for serve and worker; returns the
     settings with the chosen format, which serve hands to gunicorn (it logs its own lines)."""
-    from flagbot.bot import logs
+    from flagbot.bot.monitoring import logs
 
     settings = settings.with_overrides(log_format=args.log_format or settings.log_format)
     try:
@@ -151,7 +151,7 @@ class StopSignals:
 
 def serve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flagbot serve", description=(
-        "Run the webhook server (gunicorn, flagbot.bot.wsgi:app); without FLAGBOT_REDIS_URL it also runs "
+        "Run the webhook server (gunicorn, flagbot.bot.entry.wsgi:app); without FLAGBOT_REDIS_URL it also runs "
         "the queue worker in this process."))
     parser.add_argument("--bind", default=None, help="address:port (default 0.0.0.0:$PORT, 8000)")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
@@ -219,7 +219,7 @@ def serve(args: argparse.Namespace, *, cwd: str | None = None,
         raise UsageError(f"state dir {settings.state_dir}: cannot create ({exc})",
                          hint="set FLAGBOT_STATE_DIR to a writable folder") from exc
     settings = use_metrics_dir(settings)
-    from flagbot.bot.app import missing_config
+    from flagbot.bot.ingest import missing_config
 
     for line in missing_config(settings):
         log.warning("not configured: %s", line)
@@ -298,8 +298,8 @@ def work(args: argparse.Namespace, *, cwd: str | None = None,
 
 
 def replay_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
-    """`flagbot replay`: run the handlers for one recorded event (`flagbot.bot.replay`)."""
-    from flagbot.bot.replay import main
+    """`flagbot replay`: run the handlers for one recorded event (`flagbot.bot.admin.replay`)."""
+    from flagbot.bot.admin.replay import main
 
     result: int = main(argv, cwd=cwd)
     return result

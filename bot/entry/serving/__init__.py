@@ -1,6 +1,6 @@
 """How `flagbot serve` meets its ingest target, fenced off from the flow it speeds up.
 
-The flow itself (`bot/app.py`: verify, record, enqueue, 202) is plain Flask. On a 2-core host the
+The flow itself (`bot/ingest.py`: verify, record, enqueue, 202) is plain Flask. On a 2-core host the
 straightforward server (gunicorn's `gthread` worker, Flask's view) acknowledged ~400
 deliveries/s with a p99 of seconds; the target is 500/s with p99 <= 50 ms. Three measured
 changes close the gap, and live here so the rest of bot/ never has to know about them:

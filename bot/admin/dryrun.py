@@ -23,7 +23,7 @@ from flagbot.bot.github import (
     Comment,
     Label,
 )
-from flagbot.bot.workspace import diff_files, redact
+from flagbot.bot.work.workspace import diff_files, redact
 from flagbot.hooks import git
 from flagbot.hooks.config import CONFIG_PATH
 

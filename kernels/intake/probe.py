@@ -2,7 +2,7 @@
 
 Generated code runs here, never in the importing process: a crash, a hang or a module-level
 side effect ends with this process (the parent holds the timeout). Usage:
-`python -m flagbot.kernels.imports.probe REQUEST.json RESULT.json`. The result file is
+`python -m flagbot.kernels.intake.probe REQUEST.json RESULT.json`. The result file is
 rewritten after each step, so after a timeout the parent knows how far it got.
 """
 
@@ -42,7 +42,7 @@ def _accuracy(request: dict[str, Any], func: Any) -> dict[str, Any]:
 
     from flagbot.kernels.accuracy import check_op
     from flagbot.kernels.backend_utils import interpreted
-    from flagbot.kernels.imports.schema import build_spec, resolve
+    from flagbot.kernels.intake.schema import build_spec, resolve
 
     op = resolve(request["aten"])
     wanted = [getattr(torch, d) for d in request["dtypes"]]
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             result["accuracy"] = {"status": "error", "error": _last_line(exc)}
         _write(out, result)
     if request.get("remeasure") and (result["accuracy"] or {}).get("status") == "pass":
-        from flagbot.kernels.imports.remeasure import measure
+        from flagbot.kernels.intake.remeasure import measure
 
         try:
             result["timing"] = measure(request, func)

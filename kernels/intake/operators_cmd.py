@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from flagbot.kernels.imports import select as selection
-from flagbot.kernels.imports.checks import Outcome, Plan, Settings
-from flagbot.kernels.imports.importer import ImportUsageError, read_selection, run
-from flagbot.kernels.imports.perfdata import Config
+from flagbot.kernels.intake import select as selection
+from flagbot.kernels.intake.checks import Outcome, Plan, Settings
+from flagbot.kernels.intake.operators import ImportUsageError, read_selection, run
+from flagbot.kernels.intake.perfdata import Config
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -72,7 +72,7 @@ def _dest(args: argparse.Namespace, cwd: Path) -> Path | None:
 def import_main(args: argparse.Namespace, cwd: Path) -> int:
     """Run the import; 0 all selected taken in, 1 some rejected, 2 usage/environment."""
     if args.legacy_source:
-        from flagbot.kernels.importer import import_backend
+        from flagbot.kernels.intake.backend_folder import import_backend
 
         print("flagbot kernels import PATH: copying a backend folder is "
               "`flagbot kernels import-backend PATH` now; doing that", file=sys.stderr)

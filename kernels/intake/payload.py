@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flagbot.kernels.imports.perfdata import DataError, op_key, read_json
+from flagbot.kernels.intake.perfdata import DataError, op_key, read_json
 
 # Generated sources are kept as written; the repository's linters and type checker skip them.
 MODULE_HEADER = """\

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from flagbot.kernels.imports.perfdata import Config, Validation
+from flagbot.kernels.intake.perfdata import Config, Validation
 
 SCHEMA = "flagbot.kernels.selection/1"
 # Comparisons allow for float rounding, so an operator exactly on the threshold passes.

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile
-from flagbot.bot.markdown import code, code_block
+from flagbot.bot.github.markdown import code, code_block
 from flagbot.hooks import git
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError, UsageError

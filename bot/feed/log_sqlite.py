@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot.store.feed import Closing, LabeledPR, after_closing, keep, newest_first
+from flagbot.bot.feed.log import Closing, LabeledPR, after_closing, keep, newest_first
 
 SCHEMA = """
 create table if not exists labeled (

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flagbot.kernels.imports import experimental
-from flagbot.kernels.imports.checks import Outcome, Plan, Settings, check
-from flagbot.kernels.imports.payload import dumps, load
-from flagbot.kernels.imports.perfdata import DataError
-from flagbot.kernels.imports.schema import SchemaError, category, resolve
+from flagbot.kernels.intake import experimental
+from flagbot.kernels.intake.checks import Outcome, Plan, Settings, check
+from flagbot.kernels.intake.payload import dumps, load
+from flagbot.kernels.intake.perfdata import DataError
+from flagbot.kernels.intake.schema import SchemaError, category, resolve
 
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 CATEGORY_INIT = '"""Imported {} operators; each module and its test are listed in ../_metadata.json."""\n'
@@ -45,8 +45,8 @@ class Report:
 
 def read_selection(path: Path, batch: int) -> dict[str, Any]:
     """The filter's output, checked for the fields the import uses."""
-    from flagbot.kernels.imports.perfdata import read_json
-    from flagbot.kernels.imports.select import SCHEMA
+    from flagbot.kernels.intake.perfdata import read_json
+    from flagbot.kernels.intake.select import SCHEMA
 
     try:
         data = read_json(path, [])

@@ -1,4 +1,4 @@
-"""The WSGI entry point for gunicorn: `gunicorn flagbot.bot.wsgi:app` (what `flagbot serve` runs).
+"""The WSGI entry point for gunicorn: `gunicorn flagbot.bot.entry.wsgi:app` (what `flagbot serve` runs).
 
 `app` is built on first access (module `__getattr__`) from the environment's settings, so
 importing this module reads nothing.
@@ -10,8 +10,8 @@ import logging
 
 from flask import Flask
 
-from flagbot.bot import logs
-from flagbot.bot.app import create_app
+from flagbot.bot.ingest import create_app
+from flagbot.bot.monitoring import logs
 from flagbot.bot.settings import Settings
 
 _app: Flask | None = None
