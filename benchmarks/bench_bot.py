@@ -79,10 +79,10 @@ class NoOpHandlers:
 
 def make_app() -> Any:
     """What serve's gunicorn child serves: the real app, wanting every event."""
-    from flagbot.bot.ingest import create_app
+    from flagbot.bot.entry.web import create_app
     from flagbot.bot.settings import Settings
 
-    return create_app(Settings.from_env(), wants=wants)
+    return create_app(Settings.from_env())
 
 
 def serve(argv: list[str]) -> int:

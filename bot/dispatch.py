@@ -46,9 +46,9 @@ def run_context(ctx: Context) -> dict[str, Any]:
 class BotHandlers:
     """The bot's handlers acting on GitHub as the App (`github`); the worker runs `run`."""
 
-    def __init__(self, settings: Settings, github: GitHubApp | None = None) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.github = github or GitHubApp(settings)
+        self.github = GitHubApp(settings)
         self.locks = RepoLocks(settings)
         self._label_log: LabelLog | None = None
 

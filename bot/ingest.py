@@ -1,9 +1,9 @@
-"""The webhook server: a Flask application factory with /webhook, /healthz and /metrics.
+"""Ingest: one `POST /webhook` delivery from the wire to the queue.
 
-`POST /webhook` verifies the signature before anything else, records the delivery in the ledger,
-queues it and answers 202: it never waits for GitHub API calls or git work (the worker does those).
-`ingest` answers through `serving.fastpath` (the route's only path), which skips Flask's
-request machinery for that one hot route; Flask serves the rest.
+Size first, then the signature (`signature.py`, before anything else is read from the body),
+then the headers and the payload; the delivery is recorded in the ledger (`wanted` by the
+interest filter, `interest.py`), its id queued, and 202 answered: it never waits for GitHub API
+calls or git work (the worker does those). `entry/serving/fastpath.py` is this step's route.
 """
 
 from __future__ import annotations
@@ -12,19 +12,14 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from flask import Flask, Response, request
 from werkzeug.wsgi import get_content_length, get_input_stream
 
 from flagbot.bot import interest
-from flagbot.bot.entry.serving.fastpath import Answer, WebhookFastPath
-from flagbot.bot.feed import atom
 from flagbot.bot.feed.log import LabelLog
 from flagbot.bot.monitoring import metrics
-from flagbot.bot.monitoring.health import STUCK_AFTER_S, AppCheck, QueueWatch
 from flagbot.bot.settings import Settings
 from flagbot.bot.signature import verify
 from flagbot.bot.store import Ledger, Queue
@@ -35,8 +30,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Which deliveries the handlers want (`interest.wanted`): no I/O, decided before recording.
-Wants = Callable[[str, dict[str, Any]], bool]
+# (HTTP status, JSON body) of one webhook request
+Answer = tuple[int, dict[str, Any]]
 
 DELIVERY_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 READ_CHUNK = 1 << 16
@@ -59,10 +54,10 @@ def missing_config(settings: Settings) -> list[str]:
 class Backend:
     """The ledger and queue, opened on first use so the server starts even when they are down."""
 
-    def __init__(self, settings: Settings, ledger: Ledger | None, queue: Queue | None):
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._ledger = ledger
-        self._queue = queue
+        self._ledger: Ledger | None = None
+        self._queue: Queue | None = None
         self._label_log: LabelLog | None = None
         self._lock = threading.Lock()
 
@@ -89,11 +84,6 @@ class Backend:
                 if self._label_log is None:
                     self._label_log = open_label_log(self.settings)
         return self._label_log
-
-
-def reply(code: int, **body: Any) -> Response:
-    """A JSON response."""
-    return Response(json.dumps(body), status=code, mimetype="application/json")
 
 
 def read_body(stream: IO[bytes], limit: int) -> bytes | None:
@@ -125,11 +115,11 @@ def parse_payload(body: bytes, content_type: str) -> tuple[dict[str, Any], bytes
     return (data, body) if isinstance(data, dict) else None
 
 
-def ingest(settings: Settings, backend: Backend, wants: Wants, environ: WSGIEnvironment) -> Answer:
+def ingest(settings: Settings, backend: Backend, environ: WSGIEnvironment) -> Answer:
     """Handle one POST /webhook (see the module docstring for the order of checks).
 
-    It reads the WSGI environ the way Flask's `request` does (werkzeug's own helpers), so the
-    raw-WSGI fast path (`serving.fastpath`) and the Flask view give the same answers.
+    It reads the WSGI environ the way Flask's `request` does (werkzeug's own helpers), though
+    only the raw-WSGI fast path (`entry/serving/fastpath.py`) calls it.
     """
     limit = settings.max_body_bytes
     content_length = get_content_length(environ)
@@ -164,10 +154,10 @@ def ingest(settings: Settings, backend: Backend, wants: Wants, environ: WSGIEnvi
     if event == "ping":
         metrics.delivery(event, "pong")
         return 200, {"msg": "pong", "zen": payload.get("zen")}
-    return record_and_queue(backend, wants, event, delivery_id, payload, payload_json)
+    return record_and_queue(backend, event, delivery_id, payload, payload_json)
 
 
-def record_and_queue(backend: Backend, wants: Wants, event: str, delivery_id: str,
+def record_and_queue(backend: Backend, event: str, delivery_id: str,
                      payload: dict[str, Any], body: bytes) -> Answer:
     """Ledger first, queue second: a row never goes missing, a lost message is swept up.
 
@@ -179,7 +169,7 @@ def record_and_queue(backend: Backend, wants: Wants, event: str, delivery_id: st
     try:
         recorded = backend.ledger.record(delivery_id=delivery_id, event=event, action=action,
                                          repo=repo if isinstance(repo, str) else None,
-                                         payload=body, wanted=wants(event, payload))
+                                         payload=body, wanted=interest.wanted(event, payload))
     except Exception as exc:
         log.exception("delivery %s: ledger unavailable", delivery_id)
         metrics.delivery(event, "ledger_error")
@@ -198,70 +188,3 @@ def record_and_queue(backend: Backend, wants: Wants, event: str, delivery_id: st
         note = f"the bot does not act on {event}.{action}"  # the event has a handler, not this action
     return 202, {"delivery": delivery_id, "event": event, "outcome": recorded.outcome,
                  "note": note}
-
-
-def health(settings: Settings, backend: Backend, app_check: AppCheck, watch: QueueWatch) -> Response:
-    """GET /healthz: 200 when the queue answers and moves, the ledger takes a write and the App
-    (when configured) authenticates; else 503 with the reasons."""
-    checks: dict[str, str] = {}
-    ok = True
-    try:
-        waiting = backend.queue.depth()
-    except Exception as exc:
-        ok, checks["queue"] = False, f"unreachable: {exc}"
-    else:
-        try:
-            beacons = backend.ledger.beacons()
-        except Exception:
-            beacons = {}  # the ledger's own check below says why
-        moving, checks["queue"] = watch.check(waiting, beacons)
-        ok = ok and moving
-    try:
-        backend.ledger.check_writable()
-        checks["ledger"] = "ok"
-    except Exception as exc:
-        ok, checks["ledger"] = False, f"not writable: {exc}"
-    authenticated, checks["github_app"] = app_check()
-    ok = ok and authenticated
-    missing = missing_config(settings)
-    checks["config"] = "missing " + "; ".join(missing) if missing else "ok"
-    return reply(200 if ok else 503, status="ok" if ok else "unhealthy", checks=checks)
-
-
-def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
-               ledger: Ledger | None = None, queue: Queue | None = None,
-               stuck_after_s: float = STUCK_AFTER_S) -> Flask:
-    """Build the app; `wants` defaults to the bot's handlers' (`flagbot.bot.interest.wanted`, data);
-    /healthz calls the queue stuck after `stuck_after_s` without progress."""
-    settings = settings or Settings.from_env()
-    wanted: Wants = wants or interest.wanted
-    backend = Backend(settings, ledger, queue)
-    app_check, watch = AppCheck(settings), QueueWatch(stuck_after_s)
-    app = Flask("flagbot")
-    for line in [] if settings.startup_warned else missing_config(settings):
-        log.warning("flagbot: not configured: %s", line)
-
-    @app.get("/healthz")
-    def healthz() -> Response:
-        """Queue, ledger and App health."""
-        return health(settings, backend, app_check, watch)
-
-    @app.get("/metrics")
-    def metrics_view() -> Response:
-        """Prometheus text exposition."""
-        state = metrics.StateCollector(lambda: backend.queue.depth(),
-                                       lambda: backend.ledger.counts())
-        return Response(metrics.render(state, multiproc_dir=settings.metrics_dir),
-                        content_type=metrics.CONTENT_TYPE)
-
-    @app.get("/feeds/<path:name>")
-    def feeds(name: str) -> Response:
-        """Atom feed of merged PRs carrying a label: /feeds/<label>.atom[?repo=owner/name]."""
-        code, body, content_type = atom.serve(backend.label_log, name, request.args, request.url)
-        return Response(body, status=code, content_type=content_type)
-
-    app.extensions["flagbot"] = backend
-    # the one route of /webhook: Flask has no view for it
-    app.wsgi_app = WebhookFastPath(app, app.wsgi_app,  # type: ignore[method-assign]
-                                   lambda environ: ingest(settings, backend, wanted, environ))
-    return app

@@ -32,8 +32,6 @@ class Settings:
     state_dir: Path = Path(".flagbot")
     redis_url: str | None = None
     port: int = 8000
-    # the worker inside `flagbot serve` (SQLite mode); tests turn it off to drive it themselves
-    run_worker_in_process: bool = True
     worker_threads: int = 2
     # writes to GitHub per installation: `write_burst` at once, then one per `write_spacing_s`
     # (GitHub's guidance: about a second between content-creating requests; bot/github/pacing.py)
@@ -57,6 +55,9 @@ class Settings:
     # `vendor: <DEV>` labels one pull request may get
     max_annotations: int = 100
     max_vendor_labels: int = 10
+    # /healthz calls a queue stuck when deliveries wait and no worker has taken one, nor seen
+    # it empty, for this long (bot/monitoring/health.py)
+    stuck_after_s: float = 600.0
     # SQLite WAL checkpoints in a `Checkpointer` thread instead of inside commits
     # (FLAGBOT_SQLITE_CHECKPOINTS=background; serve and worker turn it on, store/sqlite_file.py)
     background_checkpoints: bool = False
@@ -96,6 +97,7 @@ class Settings:
             check_timeout_s=float(env.get("FLAGBOT_CHECK_TIMEOUT_S") or 120.0),
             max_annotations=int(env.get("FLAGBOT_MAX_ANNOTATIONS") or 100),
             max_vendor_labels=int(env.get("FLAGBOT_MAX_VENDOR_LABELS") or 10),
+            stuck_after_s=float(env.get("FLAGBOT_STUCK_AFTER_S") or 600.0),
             background_checkpoints=env.get(CHECKPOINTS_ENV) == "background",
             metrics_dir=Path(env[METRICS_ENV]) if env.get(METRICS_ENV) else None,
             log_format=env.get(LOG_FORMAT_ENV) or "text",

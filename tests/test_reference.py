@@ -134,7 +134,7 @@ def test_slash_commands_match_the_registry() -> None:
 
 def test_http_endpoints_are_the_app_routes(tmp_path: Path) -> None:
     from flagbot.bot.entry.serving import fastpath
-    from flagbot.bot.ingest import create_app
+    from flagbot.bot.entry.web import create_app
     from flagbot.bot.settings import Settings
 
     app = create_app(Settings(state_dir=tmp_path))

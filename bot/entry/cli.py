@@ -226,7 +226,7 @@ def serve(args: argparse.Namespace, *, cwd: str | None = None,
     settings = settings.with_overrides(startup_warned=True)
     signals = StopSignals()
     checkpointer = sqlite_checkpointer(settings)
-    in_process = settings.run_worker_in_process and not settings.redis_url and not args.no_worker
+    in_process = not settings.redis_url and not args.no_worker
     worker = make_worker(settings, args, handlers) if in_process else None
     child = subprocess.Popen(gunicorn_command(args, bind, app),
                              env=settings.child_environ(os.environ), cwd=cwd,

@@ -10,7 +10,7 @@ import logging
 
 from flask import Flask
 
-from flagbot.bot.ingest import create_app
+from flagbot.bot.entry.web import create_app
 from flagbot.bot.monitoring import logs
 from flagbot.bot.settings import Settings
 

@@ -2,7 +2,7 @@
 
 The App check signs a JWT and calls `GET /app`, at most once a minute per process (probes come
 every few seconds; the answer rarely changes). The queue is stuck when deliveries wait and no
-worker has taken one, nor seen the queue empty, for `stuck_after_s`: each worker records that
+worker has taken one, nor seen the queue empty, for `stuck_after_s` (FLAGBOT_STUCK_AFTER_S): each worker records that
 moment as its beacon in the ledger (`Worker._beacon`), and this process remembers when it last
 saw the queue empty itself.
 """
@@ -14,7 +14,6 @@ import time
 
 from flagbot.bot.settings import Settings
 
-STUCK_AFTER_S = 600.0
 APP_CHECK_TTL_S = 60.0
 APP_CHECK_TIMEOUT_S = 10
 
@@ -22,9 +21,8 @@ APP_CHECK_TIMEOUT_S = 10
 class AppCheck:
     """Whether the configured App id and private key authenticate at `GITHUB_API_URL`."""
 
-    def __init__(self, settings: Settings, ttl_s: float = APP_CHECK_TTL_S) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.ttl_s = ttl_s
         self._lock = threading.Lock()
         self._cached: tuple[float, bool, str] | None = None
 
@@ -34,7 +32,7 @@ class AppCheck:
         if not settings.app_id or not settings.private_key:
             return True, "not configured"
         with self._lock:
-            if self._cached and time.monotonic() - self._cached[0] < self.ttl_s:
+            if self._cached and time.monotonic() - self._cached[0] < APP_CHECK_TTL_S:
                 return self._cached[1], self._cached[2]
             ok, text = self._probe()
             self._cached = (time.monotonic(), ok, text)
@@ -62,7 +60,7 @@ class AppCheck:
 class QueueWatch:
     """Tells a waiting queue from a stuck one."""
 
-    def __init__(self, stuck_after_s: float = STUCK_AFTER_S) -> None:
+    def __init__(self, stuck_after_s: float) -> None:
         self.stuck_after_s = stuck_after_s
         self.last_empty = time.time()  # a fresh process gives the workers their grace first
 

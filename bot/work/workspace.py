@@ -113,7 +113,6 @@ class GitWorkspace:
         self._token = token
         self._host = urlsplit(clone_url).netloc
         self._repo: Repo | None = None
-        self.fetches = 0  # how many fetches ran (tests check the cache is incremental)
 
     @property
     def repo(self) -> Repo:
@@ -145,7 +144,6 @@ class GitWorkspace:
 
     def fetch(self, url: str, refspecs: Sequence[str]) -> bool:
         """Fetch `refspecs` from `url` (no tags, no submodules); False when a ref is missing there."""
-        self.fetches += 1
         env = auth_env(url, self._token(), self._host)
         try:
             self.repo.git.fetch("--quiet", "--no-tags", "--no-recurse-submodules",

@@ -13,16 +13,16 @@ from typing import Any
 from flagbot.bot.entry import cli
 from flagbot.bot.settings import Settings
 from flagbot.hooks.errors import UsageError
-from tests.bot.core_support import FakeHandlers, wants
+from tests.bot.core_support import FakeHandlers
 
 APP = "tests.bot.fake_bot:make_app()"
 
 
 def make_app() -> Any:
     """What gunicorn serves: settings from the environment, the fake handlers' filter."""
-    from flagbot.bot.ingest import create_app
+    from flagbot.bot.entry.web import create_app
 
-    return create_app(Settings.from_env(), wants=wants)
+    return create_app(Settings.from_env())
 
 
 def main(argv: list[str]) -> int:

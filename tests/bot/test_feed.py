@@ -11,10 +11,10 @@ from typing import Any
 import feedparser
 import pytest
 
+from flagbot.bot.entry.web import create_app
 from flagbot.bot.feed.log import Closing, LabeledPR, LabelLog
 from flagbot.bot.feed.log_redis import RedisLabelLog
 from flagbot.bot.feed.log_sqlite import SqliteLabelLog
-from flagbot.bot.ingest import create_app
 from flagbot.bot.settings import Settings
 from flagbot.hooks import cli
 from testing.github_emulator import Emulator

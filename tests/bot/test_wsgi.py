@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from flagbot.bot import interest
+from flagbot.bot.entry.web import create_app
 from flagbot.bot.handlers.registry import ALL, HANDLERS, INTERNAL
-from flagbot.bot.ingest import create_app
 from tests.bot.core_support import SECRET, make_settings, sign
 
 MAX_FLAGBOT_MODULES = 30

@@ -2,7 +2,7 @@
 
 The hot path is one view; Flask's routing, contexts and Response objects cost about as much CPU
 as the view itself, so /webhook has no Flask view at all: this middleware is its only route
-(`app.ingest` answers POST; another method gets 405, as Flask would say). Everything else
+(`ingest.ingest` answers POST; another method gets 405, as Flask would say). Everything else
 (/healthz, /metrics, /feeds) goes to Flask.
 """
 
@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flask import Flask
 from werkzeug.exceptions import InternalServerError, MethodNotAllowed
 from werkzeug.http import HTTP_STATUS_CODES
 
+from flagbot.bot.ingest import Answer
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 PATH = "/webhook"  # served here only, for POST (Flask has no view for it)
-# (HTTP status, JSON body) of one webhook request
-Answer = tuple[int, dict[str, Any]]
 
 
 class WebhookFastPath:
