@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from flagbot.bot.github import Label
-from flagbot.bot.globs import compile_globs, matching_glob
+from flagbot.bot.handlers.globs import compile_globs, matching_glob
 from flagbot.hooks.config import RepoConfig
 
 CHECK_NAME = "flagbot / kernels ({device})"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from flagbot.bot.github import ChangedFile, Label
 from flagbot.bot.github.labels import LabelChange
 from flagbot.bot.github.markdown import code
-from flagbot.bot.globs import compile_globs, matching_glob
+from flagbot.bot.handlers.globs import compile_globs, matching_glob
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.findings import WARNING, Finding
 from flagbot.hooks.patches.devices import DEVICE_RE
