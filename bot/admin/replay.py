@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flagbot.hooks.config import PERMISSIONS
+from flagbot.bot.github.client import ROLES
 from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def parser() -> argparse.ArgumentParser:
                    "commit (default: refs/remotes/pr/N, refs/pull/N/head, else HEAD)")
     p.add_argument("--base", metavar="REV", help="issue_comment --dry-run: the tip of the base branch "
                    "(default: origin/<default branch>, else <default branch>)")
-    p.add_argument("--as-role", choices=("none", *PERMISSIONS), default="write", help="--dry-run: the repository role "
+    p.add_argument("--as-role", choices=ROLES, default="write", help="--dry-run: the repository role "
                    "GitHub would report for the commenter or author (default: write)")
     p.add_argument("--report", metavar="FILE", help="workflow_run --dry-run: the run's report "
                    "(report.json, or the artifact's zip); without it a completed run has none")

@@ -1,7 +1,7 @@
 """The downstream feed: merged PRs carrying a label, as Atom (RFC 4287) and as plain records.
 
 `GET /feeds/<label>.atom[?repo=owner/name]` serves `atom(...)`; `flagbot labeled` prints
-`records(...)`. Both read the label log (`store/feed.py`), newest merge first.
+`records(...)`. Both read the label log (`feed/log.py`), newest merge first.
 """
 
 from __future__ import annotations

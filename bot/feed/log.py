@@ -6,8 +6,8 @@ label (for `module: PrivateUse1`, those matching its globs), and its state: `ope
 a person removed the label before the merge) keeps `unlabeled_at` and leaves every listing. Label
 names match case-insensitively, as on GitHub.
 
-Two implementations, picked like the ledger (`store/factory.py`): `store/feed_sqlite.py`
-(`<state dir>/feed.db`) and `store/feed_redis.py` (with `FLAGBOT_REDIS_URL`).
+Two implementations, picked like the ledger (`store/factory.py`): `feed/log_sqlite.py`
+(`<state dir>/feed.db`) and `feed/log_redis.py` (with `FLAGBOT_REDIS_URL`).
 """
 
 from __future__ import annotations

@@ -24,10 +24,10 @@ from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile
 from flagbot.bot.github.markdown import code, code_block
 from flagbot.hooks import git
-from flagbot.hooks.config import RepoConfig
+from flagbot.hooks.config import RepoConfig, label_device
 from flagbot.hooks.errors import FlagbotError, UsageError
-from flagbot.hooks.patches import hetero
-from flagbot.hooks.patches.make import hetero_text, make_patch, write_if_changed
+from flagbot.hooks.patches.devices import DEVICE_RE
+from flagbot.hooks.patches.make import make_device_patches
 
 MESSAGE = "[{devices}] regenerate patch for {base8}"
 OWN_MESSAGE = re.compile(r"\[[A-Za-z0-9_ ]+\] regenerate patch for [0-9a-f]{8}\n?\Z")
@@ -51,16 +51,12 @@ class Regen:
     message: str = ""
 
 
-def device_pattern(config: RepoConfig) -> re.Pattern[str]:
-    """The configured device label (`device: {device}`) as a regex capturing the device."""
-    before, _, after = str(config["labels"]["device"]["pattern"]).partition("{device}")
-    return re.compile(re.escape(before) + r"([A-Za-z0-9]+(?:_[A-Za-z0-9]+)+)" + re.escape(after))
-
-
 def labelled_devices(config: RepoConfig, labels: Iterable[str]) -> list[str]:
-    """The devices named by device labels, sorted and unique."""
-    pattern = device_pattern(config)
-    return sorted({m.group(1) for name in labels if (m := pattern.fullmatch(name))})
+    """The devices named by device labels (`device: {device}`, well-formed names), sorted and
+    unique."""
+    pattern = str(config["labels"]["device"]["pattern"])
+    return sorted({device for name in labels if (device := label_device(pattern, name))
+                   and DEVICE_RE.fullmatch(device)})
 
 
 def touches_code(config: RepoConfig, files: Iterable[ChangedFile]) -> bool:
@@ -92,7 +88,7 @@ def regenerate(ctx: Context, pr: PullRequest, devices: list[str]) -> Regen:
         try:
             cur = skip_own_commits(tree, pr.head_sha, bot)
             base = find_base(ctx, tree, pr, cur)
-            files = write_patches(tree, hw, devices, base, cur)
+            files = make_device_patches(tree, devices, base, cur, hardwares=hw)
         except FlagbotError as exc:
             return Regen("failed", devices, message=str(exc))
         base = git.resolve_commit(tree, base)
@@ -136,25 +132,6 @@ def find_base(ctx: Context, tree: Path, pr: PullRequest, cur: str) -> str:
                          f"({pr.base_sha[:12]})",
                          hint="add a 'Base-Commit: <sha>' line to the PR description")
     return proc.stdout.decode().strip()
-
-
-def write_patches(tree: Path, hw: str, devices: list[str], base: str, cur: str) -> list[str]:
-    """Generate BASE..CUR once (verified), store it for every device, merge hetero.txt."""
-    made = make_patch(tree, devices[:1], base, cur, hardwares=hw)
-    data = (tree / made.patch_rel).read_bytes()
-    base8 = made.base[:8]
-    files = [made.patch_rel]
-    for device in devices[1:]:
-        rel = hetero.patch_rel(hw, device, base8)
-        write_if_changed(tree / rel, data)
-        files.append(rel)
-    if len(devices) > 1:
-        text = hetero_text(tree, hw, devices, base8)
-        rel = f"{hw}/{hetero.HETERO_NAME}"
-        if text is not None:
-            write_if_changed(tree / rel, text)
-            files.append(rel)
-    return files
 
 
 def changed_paths(tree: Path, files: list[str]) -> list[str]:

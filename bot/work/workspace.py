@@ -133,14 +133,11 @@ class GitWorkspace:
         self.repo  # noqa: B018  (the property creates it)
 
     def missing(self, shas: Sequence[str]) -> list[str]:
-        """Those of `shas` that are not commits in the cache."""
-        out = []
-        for sha in shas:
-            try:
-                self.repo.git.cat_file("-e", f"{sha}^{{commit}}")
-            except GitCommandError:
-                out.append(sha)
-        return out
+        """Those of `shas` that are not commits in the cache (a plumbing question: the pinned
+        runner answers it, as for the dry run's workspace; GitPython only clones, fetches,
+        adds worktrees and pushes)."""
+        self.ensure()
+        return [sha for sha in shas if not plumbing.has_object(self.git_dir, f"{sha}^{{commit}}")]
 
     def fetch(self, url: str, refspecs: Sequence[str]) -> bool:
         """Fetch `refspecs` from `url` (no tags, no submodules); False when a ref is missing there."""

@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from flagbot.exit_codes import EXIT_CHECK_FAILED as EXIT_FAILED
+from flagbot.exit_codes import EXIT_OK, EXIT_USAGE
 from flagbot.kernels.intake import perfdata
 from flagbot.kernels.intake import select as selection
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 COMMANDS = ("validate", "filter", "import")
 
 

@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from flagbot.exit_codes import EXIT_CHECK_FAILED as EXIT_FAILED
+from flagbot.exit_codes import EXIT_OK, EXIT_USAGE
 from flagbot.kernels.intake import select as selection
 from flagbot.kernels.intake.checks import Outcome, Plan, Settings
 from flagbot.kernels.intake.operators import ImportUsageError, read_selection, run
 from flagbot.kernels.intake.perfdata import Config
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def _error(message: str) -> int:
