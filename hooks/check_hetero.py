@@ -15,10 +15,11 @@ from pathlib import Path
 
 from flagbot.hooks import git
 from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK
-from flagbot.hooks.findings import has_errors, render_json, render_text
-from flagbot.hooks.folders import configured_folder
+from flagbot.hooks.findings import NOTE, Finding, has_errors, render_json, render_text
+from flagbot.hooks.folders import configured_folder, hetero_file
 from flagbot.hooks.hookmain import guarded, parse_args
 from flagbot.hooks.patches import hetero
+from flagbot.hooks.patches.perfile import uses_perfile
 
 WHAT = "check-hetero"
 
@@ -28,6 +29,12 @@ def run_check(cwd: str | None, hardwares: str | None, *, as_json: bool, what: st
     repo = git.toplevel(Path(cwd or os.getcwd()))
     folder = configured_folder(repo, "hardwares", hardwares, option="--hardwares DIR")
     findings = hetero.check_hetero(repo, folder)
+    if not (repo / hetero_file(repo, folder)).is_file() and uses_perfile(repo, folder):
+        # nothing to check is said, not passed silently; a note keeps pre-commit green
+        findings.append(Finding(f"{folder}/{hetero.HETERO_NAME}", 0, NOTE, "hetero-perfile",
+                                "absent, as in every FlagScale checkout of the per-file layout: "
+                                "a heterogeneous setup there is its own device folder (like "
+                                "NVIDIA_CambriconMLU), so nothing was checked"))
     print(render_json(findings, what) if as_json else render_text(findings, what))
     return EXIT_CHECK_FAILED if has_errors(findings) else EXIT_OK
 

@@ -105,9 +105,26 @@ DEFAULTS: dict[str, Any] = {
     "flaggems": {
         "package_root": None,
     },
+    # FlagScale's hardware/patch_history.yaml after a merged vendor PR changed a per-file
+    # folder: `pull_request` (a branch and a PR), `push` (straight onto the default branch) or `off`
+    "patch_history": {
+        "update": "pull_request",
+    },
     # backend names routing files may use beyond those the FlagOS plugin's parser accepts
     "routing": {
         "backends": [],
+    },
+    # the worker re-applies every stored patch onto the default branch this often (0: never)
+    "drift": {
+        "every_hours": 24,
+    },
+    # a PR touching these gets the `flagbot / plugins` check run (plugin registries and the
+    # files they are checked against; see docs/hooks.md, check-plugins)
+    "plugins": {
+        "paths": ["**/dispatch/config/*.yaml", "**/dispatch/config/*.yml",
+                  "**/dispatch/config/utils.py", "**/dispatch/backends/**/register_ops.py",
+                  "*_fl/utils.py", "*_fl/__init__.py", "*_fl/ops/custom_ops.py",
+                  "megatron/**/*.py"],
     },
 }
 
@@ -129,6 +146,7 @@ def label_device(pattern: str, name: str) -> str | None:
 
 # repository roles a configuration may require, weakest first (the bot's ROLES adds "none")
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
+HISTORY_UPDATES = ("pull_request", "push", "off")
 DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
 # a kernel-check device: a runner label style name (`a_x100`, `cpu`, `nvidia-h100`)
 CHECK_DEVICE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,49}$")
@@ -274,11 +292,27 @@ def validate(raw: dict[str, Any]) -> list[str]:
     if not isinstance(names, list) or not all(isinstance(n, str) and BACKEND_RE.match(n) for n in names):
         problems.append("routing.backends: must be a list of backend names like my_npu, got "
                         f"{shown(names)}")
+    history = raw.get("patch_history")
+    update = history.get("update") if isinstance(history, dict) else None
+    if update not in HISTORY_UPDATES:
+        problems.append(f"patch_history.update: must be one of {', '.join(HISTORY_UPDATES)}, "
+                        f"got {shown(update)}")
+    plugins = raw.get("plugins")
+    paths = plugins.get("paths") if isinstance(plugins, dict) else None
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        problems.append(f"plugins.paths: must be a list of glob strings, got {shown(paths)}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")
     else:
         problems += validate_kernels(kernels)
+    drift = raw.get("drift")
+    hours = drift.get("every_hours") if isinstance(drift, dict) else None
+    if not isinstance(drift, dict) or set(drift) - {"every_hours"}:
+        problems.append("drift: must be a mapping with one key, every_hours")
+    elif not isinstance(hours, (int, float)) or isinstance(hours, bool) or not 0 <= hours <= 24 * 365:
+        problems.append(f"drift.every_hours: must be a number of hours from 0 (never) to 8760, "
+                        f"got {shown(hours)}")
     return problems
 
 

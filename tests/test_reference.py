@@ -104,9 +104,11 @@ def test_every_server_setting_is_in_the_reference() -> None:
 
 
 def test_labels_are_the_configured_defaults() -> None:
+    from flagbot.bot.drift import LABEL as DRIFT  # on the bot's issues, not configurable
+
     documented = set(first_column(section(REFERENCE, "## Labels")))
     labels = DEFAULTS["labels"]
-    assert documented == {labels["privateuse1"]["name"],
+    assert documented == {DRIFT.name, labels["privateuse1"]["name"],
                           labels["needs_ok_to_test"]["name"],
                           labels["vendor"]["pattern"].replace("{device}", "<DEV>"),
                           labels["device"]["pattern"].replace("{device}", "<DEV>"),
@@ -114,10 +116,10 @@ def test_labels_are_the_configured_defaults() -> None:
 
 
 def test_check_runs_are_the_handlers_names() -> None:
-    from flagbot.bot.handlers import backends, patches
+    from flagbot.bot.handlers import backends, patches, plugins
 
     documented = set(first_column(section(REFERENCE, "## Check runs")))
-    names = {patches.NAME, backends.NAME}
+    names = {patches.NAME, backends.NAME, plugins.NAME}
     kernels = importlib.util.find_spec("flagbot.bot.handlers.kernels")
     if kernels is not None:
         names.add(importlib.import_module("flagbot.bot.handlers.kernels").NAME)

@@ -16,7 +16,15 @@ from flagbot.bot.github import ChangedFile, Comment, checkruns, comments
 from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.github.labels import LabelChange, add_wanted, remove_stale
 from flagbot.bot.github.markdown import code_block, plain
-from flagbot.bot.handlers import backends, downstream, labels, patches, summary
+from flagbot.bot.handlers import (
+    backends,
+    downstream,
+    labels,
+    patch_history,
+    patches,
+    plugins,
+    summary,
+)
 from flagbot.bot.handlers.base import Handler
 from flagbot.bot.work import regenerate, sandbox
 from flagbot.hooks import git as plumbing
@@ -47,8 +55,8 @@ def config_failure(name: str, problems: list[str]) -> CheckResult:
 
 def handle(ctx: Context) -> dict[str, Any]:
     """Run the whole flow for one `pull_request` delivery; returns what each step did."""
-    if ctx.action == "closed":  # merged or closed: only the downstream label log changes
-        return downstream.closed(ctx)
+    if ctx.action == "closed":  # merged or closed: the label log, and FlagScale's history
+        return {**downstream.closed(ctx), **patch_history.on_closed(ctx)}
     pr = PullRequest.from_payload(ctx.payload)
     client = ctx.client
     head = client.pull_head(pr.number)
@@ -93,7 +101,8 @@ def handle(ctx: Context) -> dict[str, Any]:
     kernels = device_runs.for_pull(ctx, pr, files, meta)
     results = [with_label_findings(ctx.config, fold_into_check(regen, r)
                                    if r.name == patches.NAME else r, label_findings)
-               for r in run_checks(ctx, pr, ctx.config, files)]
+               for r in [*run_checks(ctx, pr, ctx.config, files),
+                         *plugins.for_pull(ctx, pr, ctx.config, files)]]
     done = publish_all(ctx, pr, results)
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
     report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
@@ -215,4 +224,5 @@ def fold_into_check(regen: regenerate.Regen, result: CheckResult) -> CheckResult
 
 HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
                   "labels, patch regeneration, `flagbot / patches`, `flagbot / backends`, "
-                  "summary comment")
+                  "`flagbot / plugins`, summary comment; once merged, FlagScale's "
+                  "patch_history.yaml update")
