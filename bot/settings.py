@@ -70,7 +70,7 @@ class Settings:
     # the "not configured" start-up warnings were already printed by `flagbot serve`, so its
     # gunicorn workers stay quiet (one set of lines per start, not one per process)
     startup_warned: bool = False
-    # Delivery-log reconciliation (bot/reconcile.py): a round at the worker's start and every
+    # Delivery-log reconciliation (bot/chores/reconcile.py): a round at the worker's start and every
     # `reconcile_minutes` (0: never), asking GitHub for at most `reconcile_max` redeliveries each
     reconcile_minutes: float = 10.0
     reconcile_max: int = 50

@@ -21,10 +21,10 @@ from typing import Any, Protocol
 
 from huey.consumer import Consumer
 
-from flagbot.bot.drift import DriftSchedule, start_schedule
+from flagbot.bot.chores.drift import DriftSchedule, start_schedule
+from flagbot.bot.chores.reconcile import Reconciler, start_reconciler
 from flagbot.bot.locks import RepoLocks
 from flagbot.bot.monitoring import logs, metrics
-from flagbot.bot.reconcile import Reconciler, start_reconciler
 from flagbot.bot.settings import Settings
 from flagbot.bot.store import MAX_TRIES, Delivery, Ledger
 from flagbot.bot.store.factory import open_ledger, open_queue

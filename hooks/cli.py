@@ -30,8 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("flagbot.bot.entry.cli:worker_main", "run a queue worker (Redis mode)"),
     "replay": ("flagbot.bot.entry.cli:replay_main", "run the handlers for one recorded event"),
     "setup": ("flagbot.bot.admin.register:main", "register the GitHub App (GitHub's manifest flow)"),
-    "reconcile": ("flagbot.bot.reconcile:main", "ask GitHub to redeliver what the ledger lacks (one round)"),
-    "drift": ("flagbot.bot.drift:main", "open/update/close `flagbot: drift for <DEV>` issues"),
+    "reconcile": ("flagbot.bot.chores.reconcile:main", "ask GitHub to redeliver what the ledger lacks (one round)"),
+    "drift": ("flagbot.bot.chores.drift:main", "open/update/close `flagbot: drift for <DEV>` issues"),
     "labeled": ("flagbot.bot.admin.labeled:main", "list PRs the bot labeled, merged ones first (the feed)"),
     "kernels": ("flagbot.kernels.cli:main", "Triton kernel accuracy/performance checks"),
 }

@@ -104,7 +104,7 @@ def test_every_server_setting_is_in_the_reference() -> None:
 
 
 def test_labels_are_the_configured_defaults() -> None:
-    from flagbot.bot.drift import LABEL as DRIFT  # on the bot's issues, not configurable
+    from flagbot.bot.chores.drift import LABEL as DRIFT  # on the bot's issues, not configurable
 
     documented = set(first_column(section(REFERENCE, "## Labels")))
     labels = DEFAULTS["labels"]

@@ -49,7 +49,7 @@ def github_retry(reason: str) -> None:
 
 
 def reconciled(outcome: str) -> None:
-    """Count one reconciliation decision (bot/reconcile.py)."""
+    """Count one reconciliation decision (bot/chores/reconcile.py)."""
     RECONCILED.labels(outcome=outcome).inc()
 
 
