@@ -24,5 +24,6 @@ the bot starts: `flagbot serve | worker | replay`, gunicorn's wsgi app and web.p
 the measured tricks that let `flagbot serve` acknowledge 500 deliveries/s on two cores),
 admin/ (tools run by hand: `flagbot setup` with the App manifest, `flagbot replay` and its dry
 run, `flagbot labeled`), work/ (the git workspace, the checker sandbox, patch regeneration),
-feed/ (the downstream label log and its Atom feed) and monitoring/ (logs, /metrics, /healthz).
+feed/ (the downstream label log and its Atom feed), monitoring/ (logs, /metrics, /healthz) and
+chores/ (the worker's reconciliation with GitHub's delivery log and the drift watch).
 """
