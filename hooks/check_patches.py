@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from flagbot.hooks import git, unchecked
+from flagbot.hooks import git, precommit_config, since, unchecked
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.folders import config_line, configured_folder, other_layouts
@@ -96,6 +96,26 @@ def nothing_checked(repo: Path, hardwares: str, files: Sequence[str],
     return []
 
 
+HOOK_ID = "check-patches"
+
+
+def hidden_patches(repo: Path, hardwares: str) -> list[Finding]:
+    """The `nothing-checked` warning when the repository's own pre-commit configuration
+    excludes every plain patch it stores from this hook (pre-commit hands us none of them)."""
+    plain = [p for p in verify.find_patches(repo, hardwares) if p.endswith(".patch")]
+    excludes = precommit_config.hook_excludes(repo, HOOK_ID) if plain else []
+    hits = [precommit_config.hidden_by(p, excludes) for p in plain]
+    if not plain or not all(hits):
+        return []
+    where = hits[0].where if hits[0] is not None else precommit_config.CONFIG_FILE
+    return [unchecked.finding(hardwares, (
+        f"all {len(plain)} stored patch(es) under {hardwares}/ are excluded from the {HOOK_ID} "
+        f"hook by {where} (it matches {plain[0]}), so pre-commit hands the hook none of them "
+        "and nothing was checked; move the pattern that matches patches out of that `exclude:` "
+        "onto the hooks that must skip them (see \"Patches your own exclude: hides\" in "
+        "flagbot's docs/hooks.md)"))]
+
+
 def check_patches(repo: Path, files: Sequence[str] = (), *, hardwares: str = "hardwares",
                   layout_only: bool = False, allow_missing_base: bool | None = None,
                   options: Options | None = None) -> list[Finding]:
@@ -171,23 +191,40 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     parser.add_argument("--hardwares", help="the hardwares folder (default: from .github/flagbot.yml)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     add_perfile_options(parser)
+    since.add_option(parser)
     unchecked.add_strict(parser)
     args = parser.parse_args(argv)
     repo = git.toplevel(Path(cwd or os.getcwd()))
     hardwares = configured_folder(repo, "hardwares", args.hardwares, option="--hardwares DIR")
     layout_only = args.layout_only or (not args.full and hook_stage() in LAYOUT_STAGES)
-    findings = check_patches(repo, args.files, hardwares=hardwares, layout_only=layout_only,
-                             allow_missing_base=args.allow_missing_base,
-                             options=perfile_options(args, Path(cwd or os.getcwd())))
+    # the shallow question is about the user's clone, also when the tree of --since is checked
+    missing_ok = args.allow_missing_base if args.allow_missing_base is not None else \
+        is_shallow(repo) if not layout_only else None
+    options = perfile_options(args, Path(cwd or os.getcwd()))
+
+    def check(tree: Path) -> list[Finding]:
+        files = args.files if tree == repo else [f for f in args.files if (tree / f).is_file()]
+        if tree != repo and args.files and not files:
+            return []
+        return check_patches(tree, files, hardwares=hardwares, layout_only=layout_only,
+                             allow_missing_base=missing_ok, options=options)
+
+    findings = check(repo)
     findings += nothing_checked(repo, hardwares, args.files, [
         *select_patches(repo, hardwares, args.files),
         *(f for f in args.files if perfile_check.is_perfile_file(f, hardwares))])
+    if args.files:  # pre-commit's file list: did the repository's own config filter it?
+        findings += hidden_patches(repo, hardwares)
+    # only the patch folder is read at REF (the patches' bases come from git's objects)
+    findings, inherited = since.judge(repo, args.since, findings, check, paths=[hardwares])
     status = unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
     skipped = sum(f.rule == "base-unavailable" for f in findings)
     if args.format == "json":
-        print(render_json(findings, WHAT, unchecked=skipped))
+        print(render_json(findings, WHAT, inherited=inherited, unchecked=skipped,
+                          **({"since": args.since} if args.since else {})))
         return status
-    print(render_text(findings, f"{WHAT} ({'layout' if layout_only else 'full'})"))
+    print(render_text(findings, f"{WHAT} ({'layout' if layout_only else 'full'})",
+                      inherited=inherited, since=args.since or ""))
     if skipped:
         print(f"{WHAT}: {skipped} patch(es) were checked for layout only: their base commit is "
               "not in this clone (shallow?); run `git fetch --unshallow` and check again",
