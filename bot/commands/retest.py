@@ -11,8 +11,8 @@ from __future__ import annotations
 from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
 from flagbot.bot.devices import plan, runs
+from flagbot.bot.github.markdown import code
 from flagbot.bot.handlers import summary
-from flagbot.bot.markdown import code
 from flagbot.hooks.errors import UsageError
 
 RETESTED = ("failure", "timed_out", "cancelled")

@@ -13,7 +13,7 @@ import re
 from flagbot.bot.devices.plan import Device, Rules
 from flagbot.bot.devices.report import Report
 from flagbot.bot.github import checkruns
-from flagbot.bot.markdown import code
+from flagbot.bot.github.markdown import code
 from flagbot.hooks.findings import ERROR, WARNING, Finding
 
 # the failing ops of a run, hidden in its summary, so a later run can compare with it

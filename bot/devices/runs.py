@@ -17,7 +17,6 @@ from typing import Any
 
 from github import GithubException
 
-from flagbot.bot import metrics
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import base_runs, local, plan, results, tags, trust
 from flagbot.bot.devices.artifact import ArtifactError, fetch_report
@@ -26,8 +25,9 @@ from flagbot.bot.devices.plan import Device, Rules
 from flagbot.bot.devices.report import ReportError, parse_report
 from flagbot.bot.github import ChangedFile, CheckRunRef, GitHubClient, checkruns, comments
 from flagbot.bot.github.labels import LabelChange, add_wanted
+from flagbot.bot.github.markdown import code
 from flagbot.bot.handlers import labels, summary
-from flagbot.bot.markdown import code
+from flagbot.bot.monitoring import metrics
 
 ACTIVE = ("queued", "in_progress")
 ICONS = {"success": "✅", "failure": "❌", "cancelled": "➖", "timed_out": "⌛",
@@ -176,7 +176,7 @@ def local_result(ran: local.LocalRun, device: Device, rule: Rules,
 
 
 def tail_block(text: str) -> str:
-    from flagbot.bot.markdown import code_block
+    from flagbot.bot.github.markdown import code_block
 
     return "Its output ended with:\n\n" + code_block(text[-2000:] or "(nothing)")
 

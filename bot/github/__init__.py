@@ -1,7 +1,7 @@
 """GitHub as the handlers see it: a small repository-scoped client protocol and its value types.
 
 `github/client.py` is the real client (PyGithub), `github/app.py` the App identity that mints
-its tokens, and `bot/dryrun.py` the recording client of `flagbot replay --dry-run`; the handlers
+its tokens, and `bot/admin/dryrun.py` the recording client of `flagbot replay --dry-run`; the handlers
 run unchanged on any of them.
 """
 

@@ -19,9 +19,11 @@ from flagbot.bot.github import (
     Comment,
     Label,
 )
+from flagbot.hooks.config import PERMISSIONS
 
-# Repository roles, weakest first (GET .../collaborators/{user}/permission, `role_name`).
-ROLES = ("none", "read", "triage", "write", "maintain", "admin")
+# Repository roles, weakest first (GET .../collaborators/{user}/permission, `role_name`): no
+# role, then the roles a configuration may name (hooks/config.py, the one table).
+ROLES = ("none", *PERMISSIONS)
 
 
 def is_not_found(exc: GithubException) -> bool:

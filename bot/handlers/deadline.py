@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flagbot.bot import metrics
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.devices import plan, results, runs
 from flagbot.bot.devices.ids import DEADLINE_EVENT, Request
 from flagbot.bot.handlers.base import Handler
+from flagbot.bot.monitoring import metrics
 
 EVENT = DEADLINE_EVENT
 ACTIONS = ("check",)  # the follow-up's only action (`runs.deadline`)

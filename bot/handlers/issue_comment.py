@@ -22,8 +22,8 @@ from flagbot.bot.commands.base import CommandContext, Outcome, allows, required_
 from flagbot.bot.commands.parse import MAX_COMMANDS, Invocation, Parsed, parse
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github import Comment, comments
+from flagbot.bot.github.markdown import clip, code, code_block
 from flagbot.bot.handlers.base import Handler
-from flagbot.bot.markdown import clip, code, code_block
 from flagbot.hooks.config import CONFIG_PATH
 from flagbot.hooks.errors import FlagbotError, UsageError
 

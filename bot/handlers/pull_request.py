@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot import interest, regenerate, sandbox
+from flagbot.bot import interest
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
@@ -16,6 +16,7 @@ from flagbot.bot.github import ChangedFile, Comment, checkruns, comments
 from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.github.client import ROLES
 from flagbot.bot.github.labels import LabelChange, add_wanted, remove_stale
+from flagbot.bot.github.markdown import code_block, plain
 from flagbot.bot.handlers import (
     backends,
     downstream,
@@ -28,7 +29,7 @@ from flagbot.bot.handlers import (
     summary,
 )
 from flagbot.bot.handlers.base import Handler
-from flagbot.bot.markdown import code_block, plain
+from flagbot.bot.work import regenerate, sandbox
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 from flagbot.hooks.findings import Finding

@@ -14,7 +14,7 @@ from typing import Any
 
 from flagbot.bot.github import Comment
 from flagbot.bot.github.checkruns import CheckResult
-from flagbot.bot.markdown import code, plain
+from flagbot.bot.github.markdown import code, plain
 
 MARKER = "<!-- flagbot:summary"
 KERNELS_BEGIN = "<!-- flagbot:kernels -->"

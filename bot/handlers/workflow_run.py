@@ -13,12 +13,13 @@ import time
 from datetime import datetime
 from typing import Any
 
-from flagbot.bot import interest, metrics
+from flagbot.bot import interest
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.devices import plan, runs
 from flagbot.bot.devices.ids import Request, Tracked, parse_tag
 from flagbot.bot.github import CheckRunRef
 from flagbot.bot.handlers.base import Handler
+from flagbot.bot.monitoring import metrics
 
 EVENT = "workflow_run"
 ACTIONS = ("in_progress", "completed")

@@ -16,7 +16,7 @@ from flagbot.bot.devices.ids import Request, Tracked
 from flagbot.bot.devices.plan import devices, rules
 from flagbot.bot.devices.report import parse_report
 from flagbot.bot.devices.tag_inputs import outputs
-from flagbot.bot.metrics import render
+from flagbot.bot.monitoring.metrics import render
 from flagbot.hooks.config import parse_config
 from testing.github_emulator import gitstore
 from testing.github_emulator.state import CheckRun, iso
