@@ -69,6 +69,9 @@ class Settings:
     # the "not configured" start-up warnings were already printed by `flagbot serve`, so its
     # gunicorn workers stay quiet (one set of lines per start, not one per process)
     startup_warned: bool = False
+    # `runner: local` without bubblewrap: runs pull-request code beside the bot's secrets
+    # (FLAGBOT_UNSAFE_LOCAL_RUNNER=1; for machines that only ever see trusted code)
+    unsafe_local_runner: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -100,6 +103,7 @@ class Settings:
             metrics_dir=Path(env[METRICS_ENV]) if env.get(METRICS_ENV) else None,
             log_format=env.get(LOG_FORMAT_ENV) or "text",
             startup_warned=env.get(STARTUP_WARNED_ENV) == "1",
+            unsafe_local_runner=env.get("FLAGBOT_UNSAFE_LOCAL_RUNNER") == "1",
         )
 
     @property
