@@ -12,6 +12,7 @@ from flagbot.bot import regenerate, sandbox
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
+from flagbot.bot.devices import trust
 from flagbot.bot.github import ChangedFile, Comment
 from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
 from flagbot.bot.handlers.checkruns import CheckResult
@@ -101,7 +102,9 @@ def handle(ctx: Context) -> dict[str, Any]:
                              kernel_lines=device_runs.section(
                                  client, device_plan.devices(ctx.config), pr.head_sha)
                              if ctx.config["devices"] else [])
-    body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
+    seen_at = str((ctx.payload.get("pull_request") or {}).get("updated_at") or "")
+    body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels),
+                                   trust.HEADS: trust.with_head(meta, pr.head_sha, seen_at)})
     done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
     labels.add_wanted(client, pr.number, change)
     recorded = downstream.record_labels(ctx, wanted, change)
