@@ -20,7 +20,6 @@ from flagbot.bot.handlers import labels, summary
 from flagbot.bot.markdown import code
 from flagbot.hooks.errors import UsageError
 
-
 SHA = re.compile(r"[0-9a-f]{7,40}")
 
 

@@ -7,7 +7,14 @@ import time
 from typing import Any
 
 from tests.bot.commands_support import replies
-from tests.bot.devices_support import BACKEND, deliver_pr, device_repo, dispatches, kernel_runs, open_device_pr
+from tests.bot.devices_support import (
+    BACKEND,
+    deliver_pr,
+    device_repo,
+    dispatches,
+    kernel_runs,
+    open_device_pr,
+)
 from tests.bot.handlers_support import bot_for
 
 
