@@ -13,8 +13,6 @@ it can reach a check run.
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -24,6 +22,7 @@ from pathlib import Path
 import flagbot
 from flagbot.bot.devices import isolation
 from flagbot.bot.devices.report import MAX_REPORT_BYTES
+from flagbot.kernels import bubblewrap
 
 # The bot's harness comes first on the child's path; the PR's checkout is only its cwd.
 BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
@@ -79,28 +78,15 @@ def run_check(tree: Path, argv: list[str], report: Path, timeout_s: float,
     if env is None:
         home = report.parent / "home"
         home.mkdir(exist_ok=True)
-        env = dict(passed_env(), PATH="/usr/local/bin:/usr/bin:/bin", HOME=str(home),
+        env = dict(passed_env(), PATH=bubblewrap.PATH, HOME=str(home),
                    TRITON_CACHE_DIR=str(home / "triton"), PYTHONDONTWRITEBYTECODE="1")
-    proc = subprocess.Popen(argv, cwd=tree, env=env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, preexec_fn=isolation.limit_resources)
-    try:
-        out, _ = proc.communicate(timeout=timeout_s)
-        code: int | None = proc.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        code = None
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+    ended = bubblewrap.run(argv, timeout_s, env=env, cwd=tree)
     data = None
-    if report.is_file() and not report.is_symlink() and code is not None:
+    if report.is_file() and not report.is_symlink() and not ended.timed_out:
         with report.open("rb") as fh:
             data = isolation.redact_bytes(fh.read(MAX_REPORT_BYTES + 1), secrets)
-    tail = isolation.redact(out.decode("utf-8", "replace"), secrets)[-TAIL_CHARS:]
-    return LocalRun(data, code, tail)
+    tail = isolation.redact(ended.output.decode("utf-8", "replace"), secrets)[-TAIL_CHARS:]
+    return LocalRun(data, ended.code, tail)
 
 
 def run(tree: Path, backend: str, ops: Sequence[str], min_speedup: float,

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from flagbot.bot.devices import isolation
+from flagbot.kernels import bubblewrap
 from tests.bot.commands_support import comment
 from tests.bot.devices_support import ROOT, deliver_pr, device_repo, kernel_runs, open_device_pr
 
@@ -26,7 +27,7 @@ KEY_LINE = "MIIEowIBAAKCAQEA" + "Z" * 40
 REQUIRED = os.environ.get("FLAGBOT_REQUIRE_BWRAP") == "1"
 
 needs_bwrap = pytest.mark.skipif(
-    not REQUIRED and (shutil.which("bwrap") is None or bool(isolation.probe(shutil.which("bwrap") or ""))),
+    not REQUIRED and (shutil.which("bwrap") is None or bool(bubblewrap.probe(shutil.which("bwrap") or ""))),
     reason="bubblewrap is not usable here (.ci/run installs it and sets FLAGBOT_REQUIRE_BWRAP=1)")
 
 ATTACK = """
