@@ -29,6 +29,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,23 +176,57 @@ def limit_resources() -> None:
 @dataclass(frozen=True)
 class Ended:
     """How a sandboxed (or plain) child ended: its exit code (None: killed at the time
-    limit) and everything it printed."""
+    limit), everything it printed, and what it sent on its channel (see `run`)."""
 
     code: int | None
     output: bytes
+    channel: bytes = b""
+    channel_overflow: bool = False
 
     @property
     def timed_out(self) -> bool:
         return self.code is None
 
 
+CHANNEL = "{channel}"
+
+
 def run(argv: Sequence[str], timeout_s: float, *, env: Mapping[str, str] | None = None,
-        cwd: str | Path | None = None) -> Ended:
+        cwd: str | Path | None = None, channel_limit: int = 0) -> Ended:
     """Run `argv` in its own process group; at `timeout_s` the whole group is killed. Returns
-    only once the child is gone (with a PID namespace, every process of the sandbox is)."""
-    proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env or {}), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            start_new_session=True, preexec_fn=limit_resources)
+    only once the child is gone (with a PID namespace, every process of the sandbox is).
+
+    With `channel_limit`, the child also gets the write end of a pipe, its descriptor number
+    put wherever `{channel}` stands in `argv`: a way to hand back results that, unlike a file,
+    nothing can rewrite afterwards; at most `channel_limit` bytes are kept."""
+    read_fd = write_fd = -1
+    if channel_limit:
+        read_fd, write_fd = os.pipe()
+        argv = [a.replace(CHANNEL, str(write_fd)) for a in argv]
+    received: list[bytes] = []
+    overflow = [False]
+
+    def drain() -> None:
+        size = 0
+        while chunk := os.read(read_fd, 1 << 16):
+            if size + len(chunk) > channel_limit:
+                overflow[0] = True
+                continue  # keep draining so the child never blocks; keep nothing more
+            received.append(chunk)
+            size += len(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True) if channel_limit else None
+    try:
+        proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env or {}),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=limit_resources,
+                                pass_fds=(write_fd,) if channel_limit else ())
+    finally:
+        if channel_limit:
+            os.close(write_fd)
+    if reader is not None:
+        reader.start()
     try:
         out, _ = proc.communicate(timeout=timeout_s)
         code: int | None = proc.returncode
@@ -203,4 +238,11 @@ def run(argv: Sequence[str], timeout_s: float, *, env: Mapping[str, str] | None 
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    return Ended(code, out)
+    if reader is not None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # a descendant still holding the pipe open
+        except ProcessLookupError:
+            pass
+        reader.join(timeout=5)
+        os.close(read_fd)
+    return Ended(code, out, b"".join(received), overflow[0])
