@@ -16,6 +16,7 @@ from typing import Any
 from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
 from flagbot.bot.devices import plan, runs, trust
+from flagbot.bot.github import comments
 from flagbot.bot.handlers import labels, summary
 from flagbot.bot.markdown import code
 from flagbot.hooks.errors import UsageError
@@ -59,7 +60,7 @@ def run(cc: CommandContext, inv: Invocation) -> Outcome:
                                  f"{pr.head_sha[:10]}\n", meta)
         client.create_comment(pr.number, summary.with_kernels(body, []))
     else:
-        summary.upsert(client, pr.number, existing, summary.with_meta(existing.body, meta))
+        comments.upsert(client, pr.number, existing, summary.with_meta(existing.body, meta))
     if sha != pr.head_sha:
         return Outcome(False, f"approved head `{sha[:12]}`, the head when you commented; the "
                               f"pull request has moved to `{pr.head_sha[:12]}` since, which "

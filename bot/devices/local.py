@@ -19,14 +19,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import flagbot
 from flagbot.bot.devices import isolation
 from flagbot.bot.devices.report import MAX_REPORT_BYTES
 from flagbot.kernels import bubblewrap
 
-# The bot's harness comes first on the child's path; the PR's checkout is only its cwd.
-BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-        "from flagbot.kernels.cli import main; raise SystemExit(main(sys.argv[2:]))")
+# In the sandbox the bot's harness is mounted at isolation.HARNESS and put first on the path;
+# without it (the unsafe mode) the child imports the installed flagbot (isolated mode keeps
+# site-packages). Either way the PR's checkout is only the child's cwd, never on its path.
+SANDBOXED_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
+                  "from flagbot.kernels.cli import main; raise SystemExit(main(sys.argv[2:]))")
+BOOT = "import sys; from flagbot.kernels.cli import main; raise SystemExit(main(sys.argv[1:]))"
 KEPT_ENV = ("LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "TRITON_INTERPRET")
 TAIL_CHARS = 3000
 UNSAFE_ENV = "FLAGBOT_UNSAFE_LOCAL_RUNNER"
@@ -45,11 +47,6 @@ class LocalRun:
         return self.exit_code is None
 
 
-def import_root() -> str:
-    """The folder holding the bot's own `flagbot` package (the unsafe mode's path)."""
-    return str(Path(flagbot.__file__).parent.parent)
-
-
 def check_args(backend: str, ops: Sequence[str], min_speedup: float, min_native_fraction: float,
                out: str) -> list[str]:
     """`flagbot kernels check`'s arguments."""
@@ -61,9 +58,9 @@ def check_args(backend: str, ops: Sequence[str], min_speedup: float, min_native_
 
 
 def command(backend: str, ops: Sequence[str], min_speedup: float, min_native_fraction: float,
-            out: Path, root: str | None = None) -> list[str]:
-    """The child's argv, its harness found under `root` (the bot's own by default)."""
-    return [sys.executable, "-I", "-c", BOOT, root or import_root(),
+            out: Path) -> list[str]:
+    """The unsandboxed child's argv (the installed harness)."""
+    return [sys.executable, "-I", "-c", BOOT,
             *check_args(backend, ops, min_speedup, min_native_fraction, str(out))]
 
 
@@ -102,7 +99,7 @@ def run(tree: Path, backend: str, ops: Sequence[str], min_speedup: float,
             return run_check(tree, argv, report, timeout_s, secrets=secrets)
         tool = isolation.bwrap()
         (scratch / "home").mkdir()
-        inner = [sys.executable, "-I", "-c", BOOT, isolation.HARNESS,
+        inner = [sys.executable, "-I", "-c", SANDBOXED_BOOT, isolation.HARNESS,
                  *check_args(backend, ops, min_speedup, min_native_fraction,
                              f"{isolation.SCRATCH}/report.json")]
         argv = isolation.wrap(tool, tree, scratch, inner, passed_env())

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import flagbot
 from flagbot.kernels import bubblewrap
 from flagbot.kernels.imports import verdict
 from flagbot.kernels.imports.payload import Payload, module_text, syntax_error, test_text
@@ -87,10 +86,12 @@ class Settings:
 # Paths inside the sandbox.
 HARNESS, OP, SCRATCH = "/flagbot", "/work/op", "/work/scratch"
 PASSED_ENV = ("CUDA_VISIBLE_DEVICES", "TRITON_INTERPRET")
-BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-        "from flagbot.kernels.imports.probe import main; raise SystemExit(main(sys.argv[2:]))")
-PYTEST_BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); import pytest; "
-               "raise SystemExit(pytest.main(sys.argv[2:]))")
+# In the sandbox flagbot's device side is mounted at HARNESS and put first on the path; without
+# it the child imports the installed flagbot, as this process does (isolated mode keeps
+# site-packages). Either way the operator's folder is only its cwd, never on its path.
+ON_PATH = "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+BOOT = "from flagbot.kernels.imports.probe import main; raise SystemExit(main(sys.argv[1:]))"
+PYTEST_BOOT = "import sys, pytest; raise SystemExit(pytest.main(sys.argv[1:]))"
 
 
 def digest(path: Path) -> str:
@@ -106,17 +107,17 @@ def run_child(boot: str, folder: Path, scratch: Path, args: Sequence[str],
     home.mkdir(parents=True, exist_ok=True)
     if not settings.sandbox:
         here = [a.replace("{op}", str(folder)).replace("{scratch}", str(scratch)) for a in args]
-        root = str(Path(flagbot.__file__).resolve().parents[1])
         env = {"PATH": bubblewrap.PATH, "HOME": str(home), "PYTHONDONTWRITEBYTECODE": "1",
                "TRITON_CACHE_DIR": str(home / "triton"), **passed}
-        return bubblewrap.run([sys.executable, "-I", "-c", boot, root, *here],
+        return bubblewrap.run([sys.executable, "-I", "-c", "import sys; " + boot, *here],
                               settings.timeout, env=env, cwd=folder, channel_limit=channel_limit)
     walls = bubblewrap.Walls(read_only={str(folder): OP}, writable={str(scratch): SCRATCH},
                              cwd=OP, harness=HARNESS,
                              env={"HOME": f"{SCRATCH}/home",
                                   "TRITON_CACHE_DIR": f"{SCRATCH}/home/triton", **passed})
     inside = [a.replace("{op}", OP).replace("{scratch}", SCRATCH) for a in args]
-    argv = walls.argv(bubblewrap.find(), [sys.executable, "-I", "-c", boot, HARNESS, *inside])
+    argv = walls.argv(bubblewrap.find(), [sys.executable, "-I", "-c", ON_PATH + boot, HARNESS,
+                                           *inside])
     return bubblewrap.run(argv, settings.timeout, channel_limit=channel_limit)
 
 
