@@ -16,6 +16,7 @@ from flagbot.bot.handlers.registry import HANDLERS, INTERNAL
 from flagbot.bot.locks import RepoLocks
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.feed import LabelLog
+from flagbot.bot.store.rates import Rates
 from flagbot.bot.workspace import GitWorkspace
 
 
@@ -51,6 +52,7 @@ class BotHandlers:
         self.github = github or GitHubApp(settings)
         self.locks = RepoLocks(settings)
         self._label_log: LabelLog | None = None
+        self._rates: Rates | None = None
 
     @property
     def label_log(self) -> LabelLog:
@@ -60,6 +62,15 @@ class BotHandlers:
 
             self._label_log = open_label_log(self.settings)
         return self._label_log
+
+    @property
+    def rates(self) -> Rates:
+        """The slash commands' rate-limit counters, opened on first use."""
+        if self._rates is None:
+            from flagbot.bot.store.factory import open_rates
+
+            self._rates = open_rates(self.settings)
+        return self._rates
 
     def wants(self, event: str, payload: dict[str, Any]) -> bool:
         """True when some handler reacts to this delivery (the module function `wants`)."""
@@ -96,7 +107,8 @@ class BotHandlers:
                                  lock=lambda: self.locks.hold(full_name))
         config, error = repo_config.load(client, default_branch)
         ctx = Context(self.settings, delivery_id, event, payload, full_name, default_branch,
-                      client, workspace, config, error, label_log=self.label_log)
+                      client, workspace, config, error, label_log=self.label_log,
+                      rates=self.rates)
         return run_context(ctx)
 
 

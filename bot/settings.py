@@ -72,6 +72,11 @@ class Settings:
     # `runner: local` without bubblewrap: runs pull-request code beside the bot's secrets
     # (FLAGBOT_UNSAFE_LOCAL_RUNNER=1; for machines that only ever see trusted code)
     unsafe_local_runner: bool = False
+    # slash-command comments answered per 10 minutes: per commenter and per pull request,
+    # and from people without write access per repository (bot/handlers/issue_comment.py)
+    commands_per_user: int = 5
+    commands_per_pull: int = 10
+    outsider_commands_per_repo: int = 20
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -104,6 +109,9 @@ class Settings:
             log_format=env.get(LOG_FORMAT_ENV) or "text",
             startup_warned=env.get(STARTUP_WARNED_ENV) == "1",
             unsafe_local_runner=env.get("FLAGBOT_UNSAFE_LOCAL_RUNNER") == "1",
+            commands_per_user=int(env.get("FLAGBOT_COMMANDS_PER_USER") or 5),
+            commands_per_pull=int(env.get("FLAGBOT_COMMANDS_PER_PULL") or 10),
+            outsider_commands_per_repo=int(env.get("FLAGBOT_OUTSIDER_COMMANDS_PER_REPO") or 20),
         )
 
     @property

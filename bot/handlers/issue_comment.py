@@ -36,6 +36,12 @@ META_RE = re.compile(r"<!-- flagbot:reply (\{.*?\}) -->")
 LOGIN_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
 MAX_REPLY_CHARS = 60000  # under GitHub's 65536 for a comment body
 MAX_SECTION_CHARS = 8000
+# Command comments answered per window (the numbers are settings): per commenter and per pull
+# request (checked before the handler calls GitHub), and from people without write access per
+# repository (checked once their role is known). A comment over a limit gets no reaction and no
+# reply: a flood costs the queue a local check per comment, and the authors of other pull
+# requests wait for nothing.
+RATE_WINDOW_S = 600.0
 
 
 def wants(payload: dict[str, Any]) -> bool:
@@ -87,6 +93,14 @@ def handle(ctx: Context) -> dict[str, Any]:
     parsed = parse(str(comment.get("body") or ""))
     if login == client.bot_login or not parsed.commands:
         return {"skipped": "no command"}
+    rules = ctx.settings
+    over = limited(ctx, f"{ctx.full_name.lower()}|user|{login.lower()}",
+                   rules.commands_per_user) or \
+        limited(ctx, f"{ctx.full_name.lower()}|pull|{number}", rules.commands_per_pull)
+    if over:
+        log.info("%s#%d: comment %d by %s not answered: %s", ctx.full_name, number, comment_id,
+                 login, over)
+        return {"comment": comment_id, "rate_limited": over}
     key = digest(parsed)
     existing, answered = find_reply(client.comments(number), client.bot_login, comment_id)
     if existing is not None and answered == key:
@@ -104,6 +118,11 @@ def handle(ctx: Context) -> dict[str, Any]:
         from flagbot.bot.commands.registry import COMMANDS
 
         cc = CommandContext(ctx, COMMANDS, login, client.permission(login))
+        if not allows(cc.role, "write") and (over := limited(
+                ctx, f"{ctx.full_name.lower()}|outsiders", rules.outsider_commands_per_repo)):
+            log.info("%s#%d: comment %d by %s not answered: %s", ctx.full_name, number,
+                     comment_id, login, over)
+            return {"comment": comment_id, "rate_limited": over}
         is_pull = bool((ctx.payload.get("issue") or {}).get("pull_request"))
         sections = [(inv, run_one(cc, inv, is_pull)) for inv in parsed.commands]
     body = render(login, comment_id, key, sections, parsed.dropped)
@@ -111,6 +130,13 @@ def handle(ctx: Context) -> dict[str, Any]:
     return {"comment": comment_id, "reply": reply, "reply_id": reply_id,
             "commands": [{"name": inv.name, "ok": out.ok, **out.facts} for inv, out in sections],
             "dropped": parsed.dropped}
+
+
+def limited(ctx: Context, key: str, limit: int) -> str:
+    """'' when `key` is within `limit` commands per window (one more recorded), else why not."""
+    if ctx.rates is None or ctx.rates.hit(key, limit, RATE_WINDOW_S):
+        return ""
+    return f"more than {limit} command comments in {RATE_WINDOW_S / 60:g} minutes ({key})"
 
 
 def run_one(cc: CommandContext, inv: Invocation, is_pull: bool) -> Outcome:

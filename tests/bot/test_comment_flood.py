@@ -1,0 +1,63 @@
+"""A comment flood by people with read access costs other pull requests nothing: over the
+per-user, per-PR and per-repository limits a comment gets no GitHub write and no read beyond
+the repository's configuration."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from flagbot.bot.store.rates import RedisRates, SqliteRates
+from tests.bot.commands_support import comment, replies
+from tests.bot.core_support import redis_server, redis_url  # noqa: F401  (fixtures)
+from tests.bot.devices_support import device_repo, open_device_pr
+
+
+def test_150_comments_from_readers_write_at_most_the_limits(emu, settings) -> None:
+    repo = device_repo(emu)
+    open_device_pr(emu, repo, labels=())  # PR #1, the flood's target
+    emu.push_commit(repo, branch="other", files={"docs.md": "x\n"})
+    emu.open_pull(repo, head="other", user="alice")  # PR #2, another author's
+    before = len(emu.writes())
+    started = time.monotonic()
+    results = [comment(emu, settings, repo, "/help", sender=f"reader{i % 15}")
+               for i in range(150)]
+    flood_writes = len(emu.writes()) - before
+    limited = [r for r in results if r.get("rate_limited")]
+    assert len(limited) == 150 - settings.commands_per_pull
+    assert flood_writes <= 2 * settings.commands_per_pull  # an eyes reaction and a reply each
+    calls = len(emu.calls)
+    comment(emu, settings, repo, "/help", sender="reader99")  # over the limit
+    new = [(c.method, c.path) for c in emu.calls[calls:] if not c.path.startswith("/app/")]
+    assert new == [("GET", f"/repos/{repo.full_name}/contents/.github/flagbot.yml")]
+    # the other author's pull request is answered at once
+    reply = comment(emu, settings, repo, "/help", number=2, sender="alice")
+    assert reply.get("reply") == "created" and "/help" in replies(emu, repo, 2)[-1]
+    assert time.monotonic() - started < 60
+
+
+def test_one_reader_is_held_to_the_per_user_limit_across_pull_requests(emu, settings) -> None:
+    repo = device_repo(emu)
+    open_device_pr(emu, repo, labels=())
+    answered = [comment(emu, settings, repo, "/help", sender="bob") for _ in range(8)]
+    assert sum(1 for r in answered if not r.get("rate_limited")) == settings.commands_per_user
+
+
+def test_readers_share_a_repository_budget_writers_do_not(emu, settings) -> None:
+    settings = settings.with_overrides(outsider_commands_per_repo=3, commands_per_pull=100)
+    repo = device_repo(emu)
+    open_device_pr(emu, repo, labels=())
+    readers = [comment(emu, settings, repo, "/help", sender=f"r{i}") for i in range(6)]
+    assert [bool(r.get("rate_limited")) for r in readers] == [False] * 3 + [True] * 3
+    assert not comment(emu, settings, repo, "/help", sender="alice").get("rate_limited")
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+def test_the_window_slides(kind: str, tmp_path, request) -> None:
+    rates = SqliteRates(tmp_path / "rates.db") if kind == "sqlite" else \
+        RedisRates(request.getfixturevalue("redis_url"))
+    key = f"k-{time.time_ns()}"
+    assert [rates.hit(key, 2, 10.0, now=100.0 + i) for i in range(3)] == [True, True, False]
+    assert rates.hit(key, 2, 10.0, now=110.5)  # the first hit left the window
+    assert not rates.hit(key, 2, 10.0, now=111.0)
