@@ -36,11 +36,11 @@ META_RE = re.compile(r"<!-- flagbot:reply (\{.*?\}) -->")
 LOGIN_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
 MAX_REPLY_CHARS = 60000  # under GitHub's 65536 for a comment body
 MAX_SECTION_CHARS = 8000
-# Command comments answered per window (the numbers are settings): per commenter and per pull
-# request (checked before the handler calls GitHub), and from people without write access per
-# repository (checked once their role is known). A comment over a limit gets no reaction and no
-# reply: a flood costs the queue a local check per comment, and the authors of other pull
-# requests wait for nothing.
+# Command comments from people without write access answered per window (the numbers are
+# settings): per commenter, per pull request and per repository, checked once the commenter's
+# role is read and before anything is written. A comment over a limit gets no reaction and no
+# reply: a flood costs the queue two reads per comment, and the authors of other pull
+# requests wait for nothing. Maintainers and writers are not limited.
 RATE_WINDOW_S = 600.0
 
 
@@ -93,10 +93,8 @@ def handle(ctx: Context) -> dict[str, Any]:
     parsed = parse(str(comment.get("body") or ""))
     if login == client.bot_login or not parsed.commands:
         return {"skipped": "no command"}
-    rules = ctx.settings
-    over = limited(ctx, f"{ctx.full_name.lower()}|user|{login.lower()}",
-                   rules.commands_per_user) or \
-        limited(ctx, f"{ctx.full_name.lower()}|pull|{number}", rules.commands_per_pull)
+    role = client.permission(login)
+    over = "" if allows(role, "write") else outsider_limit(ctx, login, number)
     if over:
         log.info("%s#%d: comment %d by %s not answered: %s", ctx.full_name, number, comment_id,
                  login, over)
@@ -117,12 +115,7 @@ def handle(ctx: Context) -> dict[str, Any]:
         # check runs), so the registry must not load while this package is importing.
         from flagbot.bot.commands.registry import COMMANDS
 
-        cc = CommandContext(ctx, COMMANDS, login, client.permission(login))
-        if not allows(cc.role, "write") and (over := limited(
-                ctx, f"{ctx.full_name.lower()}|outsiders", rules.outsider_commands_per_repo)):
-            log.info("%s#%d: comment %d by %s not answered: %s", ctx.full_name, number,
-                     comment_id, login, over)
-            return {"comment": comment_id, "rate_limited": over}
+        cc = CommandContext(ctx, COMMANDS, login, role)
         is_pull = bool((ctx.payload.get("issue") or {}).get("pull_request"))
         sections = [(inv, run_one(cc, inv, is_pull)) for inv in parsed.commands]
     body = render(login, comment_id, key, sections, parsed.dropped)
@@ -130,6 +123,15 @@ def handle(ctx: Context) -> dict[str, Any]:
     return {"comment": comment_id, "reply": reply, "reply_id": reply_id,
             "commands": [{"name": inv.name, "ok": out.ok, **out.facts} for inv, out in sections],
             "dropped": parsed.dropped}
+
+
+def outsider_limit(ctx: Context, login: str, number: int) -> str:
+    """'' when a comment by someone without write access is within the limits (counted),
+    else which limit it is over."""
+    repo, rules = ctx.full_name.lower(), ctx.settings
+    return limited(ctx, f"{repo}|user|{login.lower()}", rules.commands_per_user) or \
+        limited(ctx, f"{repo}|pull|{number}", rules.commands_per_pull) or \
+        limited(ctx, f"{repo}|outsiders", rules.outsider_commands_per_repo)
 
 
 def limited(ctx: Context, key: str, limit: int) -> str:

@@ -90,8 +90,11 @@ class ServerThread:
 
 
 def make_settings(state_dir: Path, **overrides: Any) -> Settings:
-    """Settings for a test: secret set, worker not in process, state in `state_dir`."""
-    base = Settings(webhook_secret=SECRET, state_dir=state_dir, run_worker_in_process=False)
+    """Settings for a test: secret set, worker not in process, state in `state_dir`, and the
+    slash-command rate limits out of the way (tests of the limits set them)."""
+    base = Settings(webhook_secret=SECRET, state_dir=state_dir, run_worker_in_process=False,
+                    commands_per_user=10_000, commands_per_pull=10_000,
+                    outsider_commands_per_repo=10_000)
     return base.with_overrides(**overrides)
 
 

@@ -165,8 +165,6 @@ def test_hostile_comments_get_bounded_answers_and_write_nothing_outside(emu, set
     before = {p for p in tmp_path.rglob("*") if not p.is_relative_to(tmp_path / "state")
               and not p.is_relative_to(tmp_path / "gh")}
     rng = random.Random(7)
-    settings = settings.with_overrides(commands_per_user=1000, commands_per_pull=1000,
-                                       outsider_commands_per_repo=1000)  # fuzzing, not a flood
     for _ in range(120):
         body = "".join(rng.choice(HOSTILE) + rng.choice([" ", "\n"]) for _ in range(rng.randint(1, 40)))
         if not issue_comment.wants({"action": "created", "comment": {"body": body, "user": {"login": "eve"}}}):

@@ -1,6 +1,6 @@
 """A comment flood by people with read access costs other pull requests nothing: over the
 per-user, per-PR and per-repository limits a comment gets no GitHub write and no read beyond
-the repository's configuration."""
+the repository's configuration and the commenter's role. Writers are not limited."""
 
 from __future__ import annotations
 
@@ -8,13 +8,20 @@ import time
 
 import pytest
 
+from flagbot.bot.settings import Settings
 from flagbot.bot.store.rates import RedisRates, SqliteRates
 from tests.bot.commands_support import comment, replies
 from tests.bot.core_support import redis_server, redis_url  # noqa: F401  (fixtures)
 from tests.bot.devices_support import device_repo, open_device_pr
 
 
+DEFAULTS = {"commands_per_user": Settings.commands_per_user,
+            "commands_per_pull": Settings.commands_per_pull,
+            "outsider_commands_per_repo": Settings.outsider_commands_per_repo}
+
+
 def test_150_comments_from_readers_write_at_most_the_limits(emu, settings) -> None:
+    settings = settings.with_overrides(**DEFAULTS)
     repo = device_repo(emu)
     open_device_pr(emu, repo, labels=())  # PR #1, the flood's target
     emu.push_commit(repo, branch="other", files={"docs.md": "x\n"})
@@ -30,7 +37,8 @@ def test_150_comments_from_readers_write_at_most_the_limits(emu, settings) -> No
     calls = len(emu.calls)
     comment(emu, settings, repo, "/help", sender="reader99")  # over the limit
     new = [(c.method, c.path) for c in emu.calls[calls:] if not c.path.startswith("/app/")]
-    assert new == [("GET", f"/repos/{repo.full_name}/contents/.github/flagbot.yml")]
+    assert new == [("GET", f"/repos/{repo.full_name}/contents/.github/flagbot.yml"),
+                   ("GET", f"/repos/{repo.full_name}/collaborators/reader99/permission")]
     # the other author's pull request is answered at once
     reply = comment(emu, settings, repo, "/help", number=2, sender="alice")
     assert reply.get("reply") == "created" and "/help" in replies(emu, repo, 2)[-1]
@@ -38,19 +46,21 @@ def test_150_comments_from_readers_write_at_most_the_limits(emu, settings) -> No
 
 
 def test_one_reader_is_held_to_the_per_user_limit_across_pull_requests(emu, settings) -> None:
+    settings = settings.with_overrides(**DEFAULTS)
     repo = device_repo(emu)
     open_device_pr(emu, repo, labels=())
     answered = [comment(emu, settings, repo, "/help", sender="bob") for _ in range(8)]
     assert sum(1 for r in answered if not r.get("rate_limited")) == settings.commands_per_user
 
 
-def test_readers_share_a_repository_budget_writers_do_not(emu, settings) -> None:
+def test_readers_share_a_repository_budget_writers_are_not_limited(emu, settings) -> None:
     settings = settings.with_overrides(outsider_commands_per_repo=3, commands_per_pull=100)
     repo = device_repo(emu)
     open_device_pr(emu, repo, labels=())
     readers = [comment(emu, settings, repo, "/help", sender=f"r{i}") for i in range(6)]
     assert [bool(r.get("rate_limited")) for r in readers] == [False] * 3 + [True] * 3
-    assert not comment(emu, settings, repo, "/help", sender="alice").get("rate_limited")
+    writer = [comment(emu, settings, repo, "/help", sender="alice") for _ in range(12)]
+    assert not any(r.get("rate_limited") for r in writer)
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "redis"])
