@@ -14,7 +14,6 @@ from tests.bot.commands_support import comment, replies
 from tests.bot.core_support import redis_server, redis_url  # noqa: F401  (fixtures)
 from tests.bot.devices_support import device_repo, open_device_pr
 
-
 DEFAULTS = {"commands_per_user": Settings.commands_per_user,
             "commands_per_pull": Settings.commands_per_pull,
             "outsider_commands_per_repo": Settings.outsider_commands_per_repo}
