@@ -11,7 +11,6 @@ from typing import Any, Protocol
 from flagbot.bot.github import ChangedFile, GitHubClient
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.feed import LabelLog
-from flagbot.bot.store.rates import Rates
 from flagbot.hooks.config import ConfigError, RepoConfig
 
 
@@ -110,8 +109,6 @@ class Context:
     follow_ups: list[dict[str, Any]] = field(default_factory=list)
     # where labeled PRs are recorded for the downstream feed (None: not recorded)
     label_log: LabelLog | None = None
-    # slash commands' rate-limit counters (None: no limits, as in a dry run)
-    rates: Rates | None = None
 
     @property
     def action(self) -> str:

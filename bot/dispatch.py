@@ -4,6 +4,7 @@ event's handler (`handlers/registry.py` lists them)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from github import GithubException
@@ -18,6 +19,8 @@ from flagbot.bot.settings import Settings
 from flagbot.bot.store.feed import LabelLog
 from flagbot.bot.store.rates import Rates
 from flagbot.bot.workspace import GitWorkspace
+
+log = logging.getLogger(__name__)
 
 
 def handler_for(event: str) -> Handler | None:
@@ -85,6 +88,10 @@ class BotHandlers:
         handler = handler_for(event)
         if handler is None or not isinstance(payload, dict) or not handler.wants(payload):
             return {"delivery": delivery_id, "event": event, "skipped": "no handler wants it"}
+        refused = handler.admit(self.settings, self.rates, payload) if handler.admit else ""
+        if refused:  # before any GitHub call: a flood costs the queue a local check each
+            log.info("delivery %s (%s) not run: %s", delivery_id, event, refused)
+            return {"delivery": delivery_id, "event": event, "rate_limited": refused}
         installation = int(field_of(payload, "installation", "id"))
         try:
             return self._run(delivery_id, event, payload, installation)
@@ -107,8 +114,7 @@ class BotHandlers:
                                  lock=lambda: self.locks.hold(full_name))
         config, error = repo_config.load(client, default_branch)
         ctx = Context(self.settings, delivery_id, event, payload, full_name, default_branch,
-                      client, workspace, config, error, label_log=self.label_log,
-                      rates=self.rates)
+                      client, workspace, config, error, label_log=self.label_log)
         return run_context(ctx)
 
 

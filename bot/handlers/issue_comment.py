@@ -24,6 +24,8 @@ from flagbot.bot.context import Context, field_of
 from flagbot.bot.github import Comment, comments
 from flagbot.bot.handlers.base import Handler
 from flagbot.bot.markdown import clip, code, code_block
+from flagbot.bot.settings import Settings
+from flagbot.bot.store.rates import Rates
 from flagbot.hooks.config import CONFIG_PATH
 from flagbot.hooks.errors import FlagbotError, UsageError
 
@@ -36,11 +38,11 @@ META_RE = re.compile(r"<!-- flagbot:reply (\{.*?\}) -->")
 LOGIN_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
 MAX_REPLY_CHARS = 60000  # under GitHub's 65536 for a comment body
 MAX_SECTION_CHARS = 8000
-# Command comments from people without write access answered per window (the numbers are
-# settings): per commenter, per pull request and per repository, checked once the commenter's
-# role is read and before anything is written. A comment over a limit gets no reaction and no
-# reply: a flood costs the queue two reads per comment, and the authors of other pull
-# requests wait for nothing. Maintainers and writers are not limited.
+# Command comments from people who are not the repository's owner, members or collaborators
+# answered per window (the numbers are settings): per commenter, per pull request and per
+# repository, checked before any GitHub call (`admit`). A comment over a limit gets no
+# reaction and no reply: a flood costs the queue a local check per comment, and the authors of
+# other pull requests wait for nothing.
 RATE_WINDOW_S = 600.0
 
 
@@ -94,11 +96,6 @@ def handle(ctx: Context) -> dict[str, Any]:
     if login == client.bot_login or not parsed.commands:
         return {"skipped": "no command"}
     role = client.permission(login)
-    over = "" if allows(role, "write") else outsider_limit(ctx, login, number)
-    if over:
-        log.info("%s#%d: comment %d by %s not answered: %s", ctx.full_name, number, comment_id,
-                 login, over)
-        return {"comment": comment_id, "rate_limited": over}
     key = digest(parsed)
     existing, answered = find_reply(client.comments(number), client.bot_login, comment_id)
     if existing is not None and answered == key:
@@ -125,20 +122,26 @@ def handle(ctx: Context) -> dict[str, Any]:
             "dropped": parsed.dropped}
 
 
-def outsider_limit(ctx: Context, login: str, number: int) -> str:
-    """'' when a comment by someone without write access is within the limits (counted),
-    else which limit it is over."""
-    repo, rules = ctx.full_name.lower(), ctx.settings
-    return limited(ctx, f"{repo}|user|{login.lower()}", rules.commands_per_user) or \
-        limited(ctx, f"{repo}|pull|{number}", rules.commands_per_pull) or \
-        limited(ctx, f"{repo}|outsiders", rules.outsider_commands_per_repo)
+# Commenters GitHub calls the repository's owner, its organization's members or its
+# collaborators; everyone else shares the limits.
+INSIDERS = ("OWNER", "MEMBER", "COLLABORATOR")
 
 
-def limited(ctx: Context, key: str, limit: int) -> str:
-    """'' when `key` is within `limit` commands per window (one more recorded), else why not."""
-    if ctx.rates is None or ctx.rates.hit(key, limit, RATE_WINDOW_S):
+def admit(settings: Settings, rates: Rates, payload: dict[str, Any]) -> str:
+    """'' when a command comment may run; else the limit it is over. From the payload alone
+    (GitHub's signed `author_association`), before any GitHub call, and counted once."""
+    comment = payload.get("comment") or {}
+    if comment.get("author_association") in INSIDERS:
         return ""
-    return f"more than {limit} command comments in {RATE_WINDOW_S / 60:g} minutes ({key})"
+    repo = str((payload.get("repository") or {}).get("full_name") or "").lower()
+    login = str((comment.get("user") or {}).get("login") or "").lower()
+    number = (payload.get("issue") or {}).get("number")
+    for key, limit in ((f"{repo}|user|{login}", settings.commands_per_user),
+                       (f"{repo}|pull|{number}", settings.commands_per_pull),
+                       (f"{repo}|outsiders", settings.outsider_commands_per_repo)):
+        if not rates.hit(key, limit, RATE_WINDOW_S):
+            return f"more than {limit} command comments in {RATE_WINDOW_S / 60:g} minutes ({key})"
+    return ""
 
 
 def run_one(cc: CommandContext, inv: Invocation, is_pull: bool) -> Outcome:
@@ -186,4 +189,4 @@ def render(login: str, comment_id: int, key: str, sections: list[tuple[Invocatio
 
 
 HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
-                  "slash commands: /help, /patch, /unpatch, /check, /ok-to-test")
+                  "slash commands: /help, /patch, /unpatch, /check, /ok-to-test", admit=admit)
