@@ -84,3 +84,17 @@ def test_regeneration_out_of_memory_is_a_failed_check_not_a_dead_worker(
     assert result["regenerated"] == "failed"
     summary = runs_by_name(emu, repo, head)[PATCHES]["output"]["summary"]
     assert "regeneration" in summary
+
+
+def test_the_emulator_drops_patches_past_githubs_line_budget(emu, repo) -> None:
+    import requests
+
+    from tests.bot.test_emulator import token
+
+    emu.push_commit(repo, branch="feature", files={"a.txt": "x\n" * 10, "b.txt": "y\n" * 25_000})
+    emu.open_pull(repo, head="feature")
+    files = requests.get(f"{emu.url}/repos/{repo.full_name}/pulls/1/files", timeout=10,
+                         headers={"Authorization": f"token {token(emu)}"}).json()
+    by_name = {f["filename"]: f for f in files}
+    assert "patch" in by_name["a.txt"] and by_name["a.txt"]["additions"] == 10
+    assert "patch" not in by_name["b.txt"] and by_name["b.txt"]["changes"] == 0
