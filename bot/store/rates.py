@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Protocol
 
 SCHEMA = """
-create table if not exists hits (key text not null, at real not null);
+create table if not exists hits (key text not null, at real not null, member text);
 create index if not exists hits_by_key on hits (key, at);
 """
 
 
 class Rates(Protocol):
-    def hit(self, key: str, limit: int, window_s: float, now: float | None = None) -> bool: ...
+    def hit(self, key: str, limit: int, window_s: float, now: float | None = None,
+            member: str = "") -> bool: ...
 
 
 class SqliteRates:
@@ -44,17 +45,24 @@ class SqliteRates:
             self._local.conn, self._local.pid = conn, os.getpid()
         return conn
 
-    def hit(self, key: str, limit: int, window_s: float, now: float | None = None) -> bool:
-        """True (and one hit recorded) when `key` had fewer than `limit` hits in the window."""
+    def hit(self, key: str, limit: int, window_s: float, now: float | None = None,
+            member: str = "") -> bool:
+        """True (and one hit recorded) when `key` had fewer than `limit` hits in the window;
+        a `member` already recorded in the window counts once (a deferred delivery run again)."""
         now = time.time() if now is None else now
         conn = self._conn()
         conn.execute("begin immediate")
         try:
             conn.execute("delete from hits where key=? and at<?", (key, now - window_s))
+            if member and conn.execute("select 1 from hits where key=? and member=?",
+                                       (key, member)).fetchone():
+                conn.execute("commit")
+                return True
             (count,) = conn.execute("select count(*) from hits where key=?", (key,)).fetchone()
             allowed = count < limit
             if allowed:
-                conn.execute("insert into hits (key, at) values (?, ?)", (key, now))
+                conn.execute("insert into hits (key, at, member) values (?, ?, ?)",
+                             (key, now, member or None))
         except BaseException:
             conn.execute("rollback")
             raise
@@ -72,17 +80,21 @@ class RedisRates:
 
         self.client = redis.Redis.from_url(url)
 
-    def hit(self, key: str, limit: int, window_s: float, now: float | None = None) -> bool:
+    def hit(self, key: str, limit: int, window_s: float, now: float | None = None,
+            member: str = "") -> bool:
         now = time.time() if now is None else now
         name = self.PREFIX + key
         pipe = self.client.pipeline()
         pipe.zremrangebyscore(name, "-inf", f"({now - window_s!r}")  # as SQLite: older only
         pipe.zcard(name)
-        count = int(pipe.execute()[1])
-        if count >= limit:
+        pipe.zscore(name, member or "-")
+        _, count, seen = pipe.execute()
+        if member and seen is not None:
+            return True
+        if int(count) >= limit:
             return False
         pipe = self.client.pipeline()
-        pipe.zadd(name, {f"{now!r}:{os.getpid()}:{threading.get_ident()}": now})
+        pipe.zadd(name, {member or f"{now!r}:{os.getpid()}:{threading.get_ident()}": now})
         pipe.expire(name, int(window_s) + 1)
         pipe.execute()
         return True

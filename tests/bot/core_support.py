@@ -136,6 +136,10 @@ class FakeHandlers:
             time.sleep(float(spec["sleep"]))
         if tries <= int(spec.get("fail_times", 0)):
             raise RuntimeError(f"planned failure {tries}")
+        if tries <= int(spec.get("defer_times", 0)):
+            from flagbot.bot.handlers.deferred import Deferred
+
+            raise Deferred(f"planned deferral {tries}", 0.1)
         if out is not None and spec.get("intervals"):
             with open(out / "intervals.log", "a") as f:
                 f.write(f"{body['repository']['full_name']} {started} {time.time()}\n")

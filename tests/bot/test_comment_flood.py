@@ -68,3 +68,41 @@ def test_the_window_slides(kind: str, tmp_path, request) -> None:
     assert [rates.hit(key, 2, 10.0, now=100.0 + i) for i in range(3)] == [True, True, False]
     assert rates.hit(key, 2, 10.0, now=110.5)  # the first hit left the window
     assert not rates.hit(key, 2, 10.0, now=111.0)
+
+
+def test_an_outsiders_command_yields_while_the_write_pacing_is_short(emu, settings) -> None:
+    from flagbot.bot.dispatch import BotHandlers
+    from flagbot.bot.handlers.deferred import Deferred
+
+    repo = device_repo(emu)
+    open_device_pr(emu, repo, labels=())
+    paced = settings.with_overrides(write_spacing_s=1.0, write_burst=4)
+    bot = BotHandlers(paced)
+    bucket = bot.github.bucket(emu.installation_id)
+    for _ in range(4):  # another pull request just used the burst
+        bucket.acquire()
+    before = len(emu.writes())
+    outsider = emu.payload(event="issue_comment", action="created", repo=repo, number=1,
+                           sender="stranger", body="/help")
+    with pytest.raises(Deferred):
+        bot.run("c-outsider", "issue_comment", outsider)
+    assert len(emu.writes()) == before  # nothing written while others need the slots
+    insider = emu.payload(event="issue_comment", action="created", repo=repo, number=1,
+                          sender="alice", body="/help")
+    assert bot.run("c-alice", "issue_comment", insider)["reply"] == "created"
+    # counted once, however often it is deferred
+    assert bot.rates.hit(f"{repo.full_name.lower()}|user|stranger", 1, 600.0,
+                         member=f"{outsider['comment']['id']}:x") is False
+
+
+def test_a_write_bucket_says_what_it_can_spare() -> None:
+    from flagbot.bot.github.pacing import WriteBucket
+
+    now = [0.0]
+    bucket = WriteBucket(4, 1.0, clock=lambda: now[0], sleep=lambda s: None)
+    assert bucket.spare() == 4
+    bucket.acquire()
+    bucket.acquire()
+    assert bucket.spare() == 2
+    now[0] = 1.5
+    assert bucket.spare() == 3.5 and bucket.spare() == 3.5  # looking takes nothing
