@@ -278,7 +278,7 @@ def innocent_wait(url: str, emu: Emulator, repo: Any, number: int, led: Any, tag
 
 def second_round() -> bool:
     """Cases 3, 4, 7 and 8 of the second hardening round against a fresh `flagbot serve`."""
-    from flagbot.bot.store.feed_sqlite import SqliteLabelLog
+    from flagbot.bot.feed.log_sqlite import SqliteLabelLog
 
     ok = True
     with tempfile.TemporaryDirectory(prefix="bench-harden2-") as tmp, Emulator(Path(tmp) / "gh") as emu:

@@ -11,14 +11,14 @@ from github import GithubException
 
 from flagbot.bot import repo_config
 from flagbot.bot.context import Context, field_of
-from flagbot.bot.github.app import GitHubApp
+from flagbot.bot.feed.log import LabelLog
+from flagbot.bot.github.identity import GitHubApp
 from flagbot.bot.handlers.base import Handler
 from flagbot.bot.handlers.registry import HANDLERS, INTERNAL
 from flagbot.bot.locks import RepoLocks
 from flagbot.bot.settings import Settings
-from flagbot.bot.store.feed import LabelLog
 from flagbot.bot.store.rates import Rates
-from flagbot.bot.workspace import GitWorkspace
+from flagbot.bot.work.workspace import GitWorkspace
 
 log = logging.getLogger(__name__)
 
@@ -50,9 +50,9 @@ def run_context(ctx: Context) -> dict[str, Any]:
 class BotHandlers:
     """The bot's handlers acting on GitHub as the App (`github`); the worker runs `run`."""
 
-    def __init__(self, settings: Settings, github: GitHubApp | None = None) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.github = github or GitHubApp(settings)
+        self.github = GitHubApp(settings)
         self.locks = RepoLocks(settings)
         self._label_log: LabelLog | None = None
         self._rates: Rates | None = None

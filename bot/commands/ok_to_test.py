@@ -17,8 +17,8 @@ from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
 from flagbot.bot.devices import plan, runs, trust
 from flagbot.bot.github import comments
+from flagbot.bot.github.markdown import code
 from flagbot.bot.handlers import labels, summary
-from flagbot.bot.markdown import code
 from flagbot.hooks.errors import UsageError
 
 SHA = re.compile(r"[0-9a-f]{7,40}")

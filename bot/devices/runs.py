@@ -25,8 +25,8 @@ from flagbot.bot.devices.plan import Device, Rules
 from flagbot.bot.devices.report import ReportError, parse_report
 from flagbot.bot.github import ChangedFile, CheckRunRef, GitHubClient, checkruns, comments
 from flagbot.bot.github.labels import LabelChange, add_wanted
+from flagbot.bot.github.markdown import code
 from flagbot.bot.handlers import labels, summary
-from flagbot.bot.markdown import code
 
 ACTIVE = ("queued", "in_progress")
 ICONS = {"success": "✅", "failure": "❌", "cancelled": "➖", "timed_out": "⌛",
@@ -163,7 +163,7 @@ def local_result(ran: local.LocalRun, device: Device, rule: Rules) -> checkruns.
 
 
 def tail_block(text: str) -> str:
-    from flagbot.bot.markdown import code_block
+    from flagbot.bot.github.markdown import code_block
 
     return "Its output ended with:\n\n" + code_block(text[-2000:] or "(nothing)")
 

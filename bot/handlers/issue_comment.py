@@ -24,9 +24,9 @@ from flagbot.bot.commands.base import CommandContext, Outcome, allows, required_
 from flagbot.bot.commands.parse import MAX_COMMANDS, Invocation, Parsed, parse
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github import Comment, comments
+from flagbot.bot.github.markdown import clip, code, code_block
 from flagbot.bot.handlers.base import Handler
 from flagbot.bot.handlers.deferred import Deferred
-from flagbot.bot.markdown import clip, code, code_block
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.rates import Rates
 from flagbot.hooks.config import CONFIG_PATH

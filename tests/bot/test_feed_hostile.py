@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from flagbot.bot.feed import atom, xml_text
+from flagbot.bot.feed.atom import atom, xml_text
+from flagbot.bot.feed.log import Closing, LabeledPR
+from flagbot.bot.feed.log_sqlite import SqliteLabelLog
 from flagbot.bot.settings import Settings
-from flagbot.bot.store.feed import Closing, LabeledPR
-from flagbot.bot.store.feed_sqlite import SqliteLabelLog
 from tests.bot.core_support import make_settings
 from tests.bot.test_cli import Served
 from tests.bot.test_slow_clients import signed_latency

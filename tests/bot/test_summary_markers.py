@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from flagbot.bot.github.markdown import code, code_block, plain
 from flagbot.bot.handlers import summary
-from flagbot.bot.markdown import code, code_block, plain
 from tests.bot.devices_support import (
     deliver_pr,
     deliver_run,

@@ -27,7 +27,7 @@ import atexit, io, json, os, sys
 
 def _forge():
     import torch
-    from flagbot.kernels.imports.probe import call_cases
+    from flagbot.kernels.intake.probe import call_cases
     request = json.loads(open(sys.argv[1]).read())
     buf = io.BytesIO()
     torch.save(call_cases(request, torch.abs), buf)
