@@ -118,16 +118,18 @@ def python_binds() -> list[str]:
 
 
 def harness_binds(at: str) -> list[str]:
-    """flagbot's device side (the package's `__init__` and `kernels/`, read-only) under `at`,
+    """flagbot's device side (the package's own modules and `kernels/`, read-only) under `at`,
     never the folder they sit in: a checkout's root can hold a state folder, a virtual
     environment with credentials, and the other two sides."""
     import flagbot
     import flagbot.kernels
 
-    init = Path(flagbot.__file__).resolve()
+    package = Path(flagbot.__file__).resolve().parent
     kernels = Path(next(iter(flagbot.kernels.__path__))).resolve()
-    return ["--dir", f"{at}/flagbot", "--ro-bind", str(init), f"{at}/flagbot/__init__.py",
-            "--ro-bind", str(kernels), f"{at}/flagbot/kernels"]
+    args = ["--dir", f"{at}/flagbot"]
+    for module in sorted(package.glob("*.py")):  # __init__ and the shared exit codes
+        args += ["--ro-bind", str(module), f"{at}/flagbot/{module.name}"]
+    return [*args, "--ro-bind", str(kernels), f"{at}/flagbot/kernels"]
 
 
 def device_binds() -> list[str]:
