@@ -64,7 +64,8 @@ def test_cpu_run_marks_performance_not_measured_and_has_no_numbers(planted_dir: 
 
 def test_markdown_lists_reasons_of_failing_ops(planted_dir: Path, tmp_path: Path) -> None:
     _, _, table = _check(planted_dir, tmp_path, "_planted", "--ops", "mul,gelu")
-    assert table.splitlines()[3] == "| op | kind | accuracy | max rel err | speed | verdict |"
+    assert table.splitlines()[3] == ("| op | kind | accuracy | max rel err | speed | of copy bw |"
+                                     " verdict |")
     assert "- `mul`: inaccurate:" in table and "- `gelu`: kernel raised: RuntimeError" in table
 
 
