@@ -109,6 +109,6 @@ def base_ratios(perf: dict[str, Any]) -> list[gates.Ratio]:
 
 def copy_fractions(perf: dict[str, Any]) -> list[float]:
     """The candidate's fraction of copy bandwidth on its memory-bound cases."""
-    return [float(c["yardstick"]["fraction_of_copy"]) for c in perf["cases"]
+    return [float(c["yardstick"]["fraction_of_copy"]) for c in perf.get("cases", [])
             if c.get("yardstick") and c["yardstick"]["bound"] == "memory"
             and c["yardstick"]["fraction_of_copy"] is not None]

@@ -168,7 +168,7 @@ def test_markdown_names_a_passing_op_that_made_cases_slower() -> None:
               "ops": [{"op": "mm", "kind": "override", "verdict": verdict,
                        "accuracy": {"cases": []}, "performance": {"status": "measured"}}]}
     text = markdown(report)
-    assert "| mm | override | - | - | 1.68x vs generic | **pass** |" in text
+    assert "| mm | override | - | - | 1.68x vs generic | - | **pass** |" in text
     assert "- `mm`: accurate; ...; slower on 1 of 9 cases (worst 0.96x)" in text
 
 
