@@ -35,19 +35,21 @@ def read(path: Path) -> dict[Key, tuple[float, float]]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ExpectedError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    rows = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
     out: dict[Key, tuple[float, float]] = {}
-    for n, row in enumerate(csv.reader(rows), 1):
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        row = next(csv.reader([line]))
         if row == HEADER:
             continue
         if len(row) != len(HEADER):
-            raise ExpectedError(f"{path}: row {n}: expected {','.join(HEADER)}, got {row}")
+            raise ExpectedError(f"{path}: line {n}: expected {','.join(HEADER)}, got {row}")
         try:
             value, margin = float(row[3]), float(row[4])
         except ValueError:
-            raise ExpectedError(f"{path}: row {n}: latency_us and margin must be numbers") from None
+            raise ExpectedError(f"{path}: line {n}: latency_us and margin must be numbers") from None
         if not (value > 0 and math.isfinite(value) and 0 < margin < 1):
-            raise ExpectedError(f"{path}: row {n}: latency_us must be > 0, margin in (0, 1)")
+            raise ExpectedError(f"{path}: line {n}: latency_us must be > 0, margin in (0, 1)")
         out[(row[0], row[1], row[2])] = (value, margin)
     return out
 
@@ -125,13 +127,16 @@ def apply(entries: list[dict[str, Any]], expected: dict[Key, tuple[float, float]
             continue
         entry["expectations"] = results
         bad = [r for r in results if r["status"] in (REGRESSION, UNEXPECTED_WIN)]
-        if bad and entry["verdict"]["status"] not in ("fail", "error"):
+        if bad:
             r = bad[0]
-            entry["verdict"] = {**entry["verdict"], "status": "fail", "reason": (
-                f"{r['status']}: {r['dtype']} {r['case']} {r['latency_us']:g} us, expected "
-                f"{r['expected_us']:g} us +-{r['margin']:.0%}"
-                + (f" ({len(bad) - 1} more case(s) outside)" if len(bad) > 1 else "")
-                + ("; if the change is intended, regenerate the file with --write-expected"
-                   if r["status"] == UNEXPECTED_WIN else ""))}
+            text = (f"{r['status']}: {r['dtype']} {r['case']} {r['latency_us']:g} us, expected "
+                    f"{r['expected_us']:g} us +-{r['margin']:.0%}"
+                    + (f" ({len(bad) - 1} more case(s) outside)" if len(bad) > 1 else "")
+                    + ("; if the change is intended, regenerate the file with --write-expected"
+                       if r["status"] == UNEXPECTED_WIN else ""))
+            old = entry["verdict"]
+            failing = old["status"] in ("fail", "error")
+            entry["verdict"] = {**old, "status": old["status"] if failing else "fail",
+                                "reason": f"{old['reason']}; {text}" if failing else text}
         failed += bool(bad)
     return failed

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from collections.abc import Callable
+
 from flagbot.kernels import timing
 from flagbot.kernels.device import Device
 
@@ -24,7 +26,12 @@ MAX_MATMUL_N = 4096
 SURELY_MEMORY_BOUND = 4.0
 
 
-def _median_us(dev: Device, fn: timing.Callable[[], object]) -> float:
+def _sig(value: float) -> float:
+    """Four significant digits (interpreted kernels reach tiny fractions)."""
+    return float(f"{value:.4g}")
+
+
+def _median_us(dev: Device, fn: Callable[[], object]) -> float:
     m = timing.bench({"yardstick": fn}, dev, launch=False)
     return timing.summary(m.samples["yardstick"])["median"]
 
@@ -67,12 +74,12 @@ class Yardsticks:
         gbps = bytes_moved / (latency_us * 1e-6) / 1e9
         copy = self.copy()
         out: dict[str, object] = {"bound": "memory",
-                                  "fraction_of_copy": round(gbps / copy, 3) if copy else None,
+                                  "fraction_of_copy": _sig(gbps / copy) if copy else None,
                                   "fraction_of_matmul": None}
         if bytes_moved and flops / bytes_moved >= SURELY_MEMORY_BOUND:
             peak = self.matmul(dtype)
             tflops = flops / (latency_us * 1e-6) / 1e12
-            out["fraction_of_matmul"] = round(tflops / peak, 3) if peak else None
+            out["fraction_of_matmul"] = _sig(tflops / peak) if peak else None
             ridge = peak * 1e12 / (copy * 1e9) if copy else float("inf")
             if flops / bytes_moved >= ridge:
                 out["bound"] = "compute"
