@@ -141,7 +141,8 @@ class _Stopwatch:
     """Seconds spent inside a callable (synchronised: device work counts where it runs)."""
 
     def __init__(self, fn: Callable[..., Any], device: Device) -> None:
-        self.fn, self.device, self.seconds, self.first = fn, device, 0.0, None
+        self.fn, self.device, self.seconds = fn, device, 0.0
+        self.first: float | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()

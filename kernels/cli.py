@@ -15,7 +15,6 @@ from flagbot.kernels.imports import commands as generated
 
 if TYPE_CHECKING:  # torch-importing modules load only when a command needs them
     from flagbot.kernels.check import CheckOptions
-    from flagbot.kernels.check import run_check as check
     from flagbot.kernels.loader import Backend
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2

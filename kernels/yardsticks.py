@@ -11,11 +11,10 @@ copy bandwidth), memory-bound otherwise; its yardstick is the fraction of the ma
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
-
-from collections.abc import Callable
 
 from flagbot.kernels import timing
 from flagbot.kernels.device import Device

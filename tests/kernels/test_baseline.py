@@ -13,8 +13,8 @@ import torch
 from flagbot.kernels import baseline
 from flagbot.kernels.baseline import Baseline, BaselineUnavailable, flaggems_ops, resolve
 from flagbot.kernels.check import CheckOptions, Run, check_backend_op
-from flagbot.kernels.device import resolve as resolve_device
 from flagbot.kernels.cli import main
+from flagbot.kernels.device import resolve as resolve_device
 from flagbot.kernels.loader import Backend
 from flagbot.kernels.registry import OPS
 
