@@ -64,6 +64,7 @@ def perf_case(func: Callable[..., Any], spec: OpSpec, case: Case, dtype: torch.d
     ratios = _ratios(gated, base_name)
     entry: dict[str, Any] = {
         "dtype": dtype_name(dtype), "case": case.id, "mode": m.mode, "stalled": m.stalled,
+        "warmup_s": round(m.warmup_s, 3),
         "latency_us": {k: round(v["median"], 3) for k, v in lat.items()},
         "launch_us": {k: round(v, 3) for k, v in launch.items()},
         "spread": {k: round(v["spread"], 4) for k, v in lat.items()},

@@ -19,6 +19,7 @@ Two times per call, reported side by side:
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +45,7 @@ class Measurement:
     samples: dict[str, list[float]]  # device time
     launch: dict[str, list[float]] = field(default_factory=dict)  # launch-inclusive time
     stalled: bool = False  # the launch path was hidden by a device-side stall
+    warmup_s: float = 0.0  # wall seconds of the first calls (compilation, autotuning)
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -158,10 +160,12 @@ def bench(fns: Mapping[str, Callable[[], Any]], device: Device | None = None,
     """Time every callable interleaved with the others; per-call microseconds per label."""
     dev = device or resolve()
     labels = list(fns)
+    began = time.perf_counter()
     for _ in range(WARMUP_CALLS):
         for label in labels:
             fns[label]()
     dev.synchronize()
+    warmup_s = time.perf_counter() - began
     estimates = {label: _estimate_us(dev, fns[label]) for label in labels}
     per_call = {label: 1 for label in labels}
     runs: dict[str, Callable[[], Any]] = dict(fns)
@@ -183,7 +187,8 @@ def bench(fns: Mapping[str, Callable[[], Any]], device: Device | None = None,
                        for s, e in events[label]] for label in labels}
     stalled = getattr(dev.module, "_sleep", None) is not None
     launched = launch_inclusive(dev, fns, estimates, cache) if launch else {}
-    return Measurement(mode=mode, samples=samples, launch=launched, stalled=stalled)
+    return Measurement(mode=mode, samples=samples, launch=launched, stalled=stalled,
+                       warmup_s=warmup_s)
 
 
 def device_metadata(device: Device | None = None) -> dict[str, Any] | None:

@@ -35,7 +35,7 @@ class StandInModule:
     """A device module with events, sync and memory queries, but no graphs and no `_sleep`."""
 
     def __init__(self, free: int = 60 << 30, total: int = 80 << 30,
-                 others: list[str] | None = None) -> None:
+                 others: list[tuple[str, int]] | None = None) -> None:
         self.calls: list[str] = []
         self.free, self.total, self.others = free, total, others or []
 
@@ -62,7 +62,8 @@ class StandInModule:
 
     def list_gpu_processes(self, device: Any = None) -> str:
         self.calls.append("list_gpu_processes")
-        lines = ["GPU:0"] + [f"process {p} uses 1024.000 MB GPU memory" for p in self.others]
+        lines = ["GPU:0"] + [f"process {pid:>10} uses {mb:12.3f} MB GPU memory"
+                             for pid, mb in self.others]
         return "\n".join(lines)
 
     def get_device_name(self, index: int = 0) -> str:

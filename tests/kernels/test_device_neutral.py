@@ -60,7 +60,7 @@ def test_full_check_on_the_standin_device(monkeypatch: pytest.MonkeyPatch, nvidi
 
 def test_busy_device_is_reported_instead_of_timed(monkeypatch: pytest.MonkeyPatch,
                                                   nvidia: Backend) -> None:
-    dev = standin_device(StandInModule(others=["4242"]))
+    dev = standin_device(StandInModule(others=[("4242", 20_000)]))
     options = CheckOptions(shapes="ci", seeds=(0,), ops=["softmax"],
                            dtypes=[torch.float32], wait_s=0)
     result = run_check(nvidia, options, device=dev)
@@ -69,6 +69,13 @@ def test_busy_device_is_reported_instead_of_timed(monkeypatch: pytest.MonkeyPatc
     assert entry["performance"]["reason"].startswith("device busy: 1 other process")
     assert entry["verdict"]["status"] == "unmeasured"
     assert result.exit_code == 2  # an environment problem, not the vendor's fault
+
+
+def test_a_small_process_beside_the_check_is_recorded_but_not_busy() -> None:
+    from flagbot.kernels import health
+
+    state = health.wait_until_free(standin_device(StandInModule(others=[("77", 900)])), 0)
+    assert state["busy"] is None and "77" in state["other_processes"][0]
 
 
 def test_short_free_memory_counts_as_busy() -> None:
