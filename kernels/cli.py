@@ -28,7 +28,9 @@ def prepare_environment(device: str | None = None) -> None:
     import torch
 
     accelerator = getattr(torch, "accelerator", None)
-    present = accelerator.is_available() if accelerator is not None else False
+    # torch before 2.6 has no accelerator API: only CUDA can be asked for there.
+    present = accelerator.is_available() if accelerator is not None else \
+        torch.cuda.is_available()
     if not present or (device or "").split(":")[0] == "cpu":
         os.environ.setdefault("TRITON_INTERPRET", "1")
     # The interpreter evaluates masked-off lanes too (numpy warns about their -inf - -inf);

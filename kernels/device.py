@@ -128,6 +128,8 @@ def default_device() -> tuple[torch.device, str]:
         found = accelerator.current_accelerator()
         if found is not None:
             return torch.device(found.type), "torch.accelerator"
+    elif accelerator is None and torch.cuda.is_available():  # torch before 2.6
+        return torch.device("cuda"), "torch.cuda"
     return torch.device("cpu"), "no accelerator"
 
 

@@ -67,7 +67,9 @@ def test_a_head_that_behaves_like_its_base_passes(repo: Path, tmp_path: Path) ->
     code, doc = _check(repo, tmp_path)
     [op] = doc["ops"]
     assert code == 0, op["verdict"]
-    assert op["compare"]["status"] == "same"
+    # Timed on a GPU, the same kernel may read a little faster or slower, never a regression.
+    assert op["compare"]["status"] in (("same",) if doc["environment"]["device"] is None else
+                                       ("same", "faster", "slower within noise"))
     # The working tree was never touched by reading the base.
     assert "reworded" in (repo / SILU).read_text()
 

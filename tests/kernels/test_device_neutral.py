@@ -18,6 +18,10 @@ from .standin import StandInModule, fast_timing, forbid_cuda, standin_device
 
 __all__ = ["fast_timing"]
 ROOT = Path(__file__).resolve().parents[2]
+# The stand-in runs kernels on CPU tensors, which needs Triton's interpreter; on a GPU machine
+# the same path runs on CUDA itself (the GPU tests of test_timing.py and test_compare.py).
+cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
+                              reason="stand-in checks run interpreted kernels on CPU tensors")
 
 
 def test_bench_times_through_the_device_module_only(monkeypatch: pytest.MonkeyPatch,
@@ -33,6 +37,7 @@ def test_bench_times_through_the_device_module_only(monkeypatch: pytest.MonkeyPa
     assert {"Event", "Event.record", "Event.elapsed_time", "synchronize"} <= set(dev.module.calls)
 
 
+@cpu_only
 def test_full_check_on_the_standin_device(monkeypatch: pytest.MonkeyPatch, nvidia: Backend,
                                           fast_timing: None) -> None:
     called = forbid_cuda(monkeypatch)
@@ -58,6 +63,7 @@ def test_full_check_on_the_standin_device(monkeypatch: pytest.MonkeyPatch, nvidi
     assert "| softmax |" in markdown(doc)
 
 
+@cpu_only
 def test_busy_device_is_reported_instead_of_timed(monkeypatch: pytest.MonkeyPatch,
                                                   nvidia: Backend) -> None:
     dev = standin_device(StandInModule(others=[("4242", 20_000)]))
@@ -107,6 +113,7 @@ def test_cpu_device_is_not_timed() -> None:
     assert dev.module is None and not dev.timed and metadata(dev) is None
 
 
+@cpu_only
 def test_template_backend_loads_for_the_standin(fast_timing: None) -> None:
     backend = load_backend(ROOT / "backends" / "_template")
     result = run_check(backend, CheckOptions(shapes="ci", seeds=(0,), dtypes=[torch.float32],
@@ -115,6 +122,7 @@ def test_template_backend_loads_for_the_standin(fast_timing: None) -> None:
     assert entry["seconds"]["accuracy"] > 0 and entry["seconds"]["performance"] > 0
 
 
+@cpu_only
 def test_expectations_round_trip_and_plots_on_the_standin(tmp_path: Path,
                                                           fast_timing: None) -> None:
     from flagbot.kernels import expected
