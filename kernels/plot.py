@@ -41,7 +41,7 @@ def plot_op(op: dict[str, Any], path: Path) -> bool:
         ax.set_xticks(range(len(rows)), [c["case"] for c in rows], rotation=30, ha="right",
                       fontsize=7)
         ax.set_yscale("log")
-        ax.set_ylabel("microseconds (lower is faster)")
+        ax.set_ylabel("us per call, the gated time (lower is faster)", fontsize=8)
         ax.set_title(f"{op['op']} {dtype}")
         ax.legend(fontsize=7)
     fig.suptitle(f"{op['op']}: {op['verdict']['status']}", fontsize=9)
