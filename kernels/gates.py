@@ -142,7 +142,7 @@ def compare_verdict(head_accurate: bool, base_accurate: bool | None,
     """Head vs base of one op: `ratios` are base time / head time per case (below 1: slower).
 
     A regression is an op accurate at `ref` and inaccurate now, or slower than at `ref` by
-    more than the tolerance with its whole noise band below 1.0.
+    more than the tolerance over its whole noise band (the band's high end under 1 - tol).
     """
     if base_accurate is None:
         return Verdict(NEW_AT_HEAD, f"not at {ref}: nothing to compare with")
@@ -157,10 +157,12 @@ def compare_verdict(head_accurate: bool, base_accurate: bool | None,
     r = combine(ratios, t.min_spread)
     text = f"{r.median:.2f}x the speed at {ref} (band {r.low:.2f}-{r.high:.2f})"
     worst = min(ratios, key=lambda x: x.median)
-    if r.median < 1.0 - t.compare_tolerance and r.high < 1.0:
+    # Beyond the band: even its optimistic end is slower than the tolerance allows. Identical
+    # code timed on tiny shapes read 0.93x (band 0.91-1.00) on an H100: noise, not a change.
+    if r.high < 1.0 - t.compare_tolerance:
         return Verdict(REGRESSION, f"regression: {text}, slower by more than "
                                    f"{t.compare_tolerance:.0%} (worst case {worst.median:.2f}x)",
                        r)
-    if r.median > 1.0 + t.compare_tolerance and r.low > 1.0:
+    if r.low > 1.0 + t.compare_tolerance:
         return Verdict(FASTER, text, r)
     return Verdict(SAME if r.median >= 1.0 - t.compare_tolerance else SLOWER_WITHIN, text, r)

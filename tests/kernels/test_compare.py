@@ -90,8 +90,10 @@ def _r(median: float, spread: float = 0.01) -> gates.Ratio:
     ([_r(0.77), _r(0.75)], "regression"),  # head ~30 % slower
     ([_r(1.0), _r(0.99)], "same"),
     ([_r(0.97), _r(0.96)], "same"),  # within the 5 % tolerance
+    ([_r(0.93, 0.05)], "slower within noise"),  # band 0.88-0.98 reaches past 0.95
     ([_r(0.90, 0.2)], "slower within noise"),  # band reaches 1.0
     ([_r(1.3)], "faster"),
+    ([_r(1.06, 0.05)], "same"),  # faster, but the band reaches back under 1.05
 ])
 def test_compare_verdict_on_speed(ratios: list[gates.Ratio], status: str) -> None:
     v = gates.compare_verdict(True, True, ratios, gates.Thresholds(), "base")
