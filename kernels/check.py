@@ -325,7 +325,7 @@ def run_check(backend: Backend, options: CheckOptions, baseline: Baseline | None
     run = Run(dev, not_timed, None if not_timed else Yardsticks(dev),
               {op.name: op for op in base.ops} if base is not None else None, ref)
     chosen = select(backend, options.ops)
-    base_baseline = baseline or resolve(options.baseline)
+    gated_against = baseline or resolve(options.baseline)
     # Timing roughly doubles a case's work on a GPU; the estimate only needs proportions.
     if progress:
         run.progress = Progress(sum(accuracy_weight(op, options) for op in chosen))
@@ -333,7 +333,7 @@ def run_check(backend: Backend, options: CheckOptions, baseline: Baseline | None
     for index, op in enumerate(chosen, 1):
         if run.progress is not None:
             _progress(run.progress, index, len(chosen), op, options)
-        entry = check_backend_op(op, options, run, base_baseline)
+        entry = check_backend_op(op, options, run, gated_against)
         entry["location"] = location_of(op.raw or op.func, backend.path)
         entries.append(entry)
     verdicts = [gates.Verdict(e["verdict"]["status"], e["verdict"]["reason"]) for e in entries]

@@ -219,3 +219,9 @@ def test_slow_interpreter_run_is_announced(capsys: pytest.CaptureFixture[str]) -
 
     warn_if_slow(load_backend(ROOT / "backends" / "_nvidia"), CheckOptions(shapes="full"))
     assert "interpreter" in capsys.readouterr().err
+
+
+def test_an_unknown_device_is_a_usage_error(planted_dir: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["check", "--backend", str(planted_dir / "_planted"), "--device", "warp-drive"])
+    assert code == 2 and "--device warp-drive: not a torch device" in capsys.readouterr().err
