@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--plot", metavar="DIR", help="write one PNG per op (speed by shape)")
     check.add_argument("--min-fraction-of-copy", type=float, default=None,
                        help="fail an op whose memory-bound cases reach less than this fraction "
-                            "of the device's copy bandwidth (kernels.min_fraction_of_copy; off)")
+                            "of the device's copy bandwidth (default off)")
     check.add_argument("--runtime-graphs", action="store_true",
                        help="the vendor's runtime replays CUDA graphs: gate short kernels on "
                             "device time instead of launch-inclusive time")

@@ -129,7 +129,7 @@ def floor_verdict(fractions: Sequence[float], floor: float | None) -> Verdict | 
     if got >= floor:
         return None
     return Verdict(FAIL, f"reaches {got:.0%} of the device's copy bandwidth on its memory-bound "
-                         f"cases, under the floor of {floor:.0%} (kernels.min_fraction_of_copy)")
+                         f"cases, under the floor of {floor:.0%} (--min-fraction-of-copy)")
 
 
 # Outcomes of comparing an op with the same op at the base revision (--compare-to).

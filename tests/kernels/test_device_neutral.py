@@ -147,3 +147,19 @@ def test_expectations_round_trip_and_plots_on_the_standin(tmp_path: Path,
     halved = {k: (v[0] / 3, 0.15) for k, v in rows.items()}
     assert Outputs(expected=halved).judge(result.entries, 0) == 1
     assert "REGRESSION: float32" in result.entries[0]["verdict"]["reason"]
+
+
+@cpu_only
+def test_copy_bandwidth_floor_fails_a_slow_op(fast_timing: None) -> None:
+    from flagbot.kernels.gates import Thresholds
+
+    backend = load_backend(ROOT / "backends" / "_template")
+    options = CheckOptions(shapes="ci", seeds=(0,), dtypes=[torch.float32], wait_s=0,
+                           thresholds=Thresholds(override_min_speedup=1e-6,
+                                                 new_op_min_fraction_of_native=1e-6,
+                                                 min_fraction_of_copy=0.5))
+    result = run_check(backend, options, device=standin_device())
+    [entry] = result.entries
+    # Interpreted kernels reach a sliver of the (host-timed) copy bandwidth.
+    assert entry["verdict"]["status"] == "fail" and result.exit_code == 1
+    assert "copy bandwidth" in entry["verdict"]["reason"]
