@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from flagbot.hooks import __version__
 from flagbot.hooks.errors import EXIT_USAGE, FlagbotError
+from flagbot.hooks.hookmain import closed_pipe, flush_stdout
 
 # name -> ("module:function", one-line help). Walked by tests/hooks/test_cli.py.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -86,7 +87,9 @@ def run(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; map expected errors, Ctrl-C and crashes onto the exit contract."""
     try:
-        return run(sys.argv[1:] if argv is None else argv)
+        code = run(sys.argv[1:] if argv is None else argv)
+        flush_stdout()
+        return code
     except FlagbotError as exc:
         print(f"flagbot: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -94,8 +97,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("flagbot: interrupted; nothing was changed", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        from flagbot.hooks.hookmain import closed_pipe
-
         return closed_pipe()
     except ImportError as exc:
         print(f"flagbot: error: {exc}\n  hint: install the extra this command needs, "

@@ -30,11 +30,23 @@ def closed_pipe() -> int:
     return EXIT_CLOSED_PIPE
 
 
+def flush_stdout() -> None:
+    """Write out buffered output while a closed pipe can still be handled.
+
+    When stdout is a pipe (not a terminal) Python buffers it, so a short output reaches the pipe
+    only at the interpreter's final flush, where a BrokenPipeError can no longer be caught and
+    ends the process with 120 and a message. Flushing before returning raises it here instead.
+    """
+    sys.stdout.flush()
+
+
 def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Sequence[str] | None,
             cwd: str | None, prog: str) -> int:
     """Run `body(argv, cwd)`: expected errors print one message, a crash prints a traceback; 2."""
     try:
-        return body(argv, cwd)
+        code = body(argv, cwd)
+        flush_stdout()
+        return code
     except FlagbotError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -30,6 +30,12 @@ def test_dash_c_needs_an_existing_directory(tmp_path: object) -> None:
     assert cli.main(["-C", "/no/such/dir", "verify"]) == 2
 
 
+def buffered_env() -> dict[str, str]:
+    """The environment without PYTHONUNBUFFERED: stdout to a pipe is then block-buffered, so
+    short output reaches the pipe only when flushed (tox does not pass the variable on)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+
 @pytest.mark.parametrize("command", [
     ["--help"],
     ["check-backend", "--format", "json", "testing/resources/backends/clean/_beta"],
@@ -39,7 +45,7 @@ def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(command: list[str
     os.close(read_end)  # as `| head -c1` does once it has its byte
     try:
         proc = subprocess.run([sys.executable, "-m", "flagbot.hooks.cli", *command],
-                              cwd=Path(__file__).parents[2], stdout=write_end,
+                              cwd=Path(__file__).parents[2], stdout=write_end, env=buffered_env(),
                               stderr=subprocess.PIPE, text=True, check=False)
     finally:
         os.close(write_end)
@@ -54,7 +60,8 @@ def test_the_console_script_of_a_hook_handles_a_closed_pipe_too() -> None:
             "sys.exit(main(['--format', 'json', 'testing/resources/backends/clean/_beta']))")
     try:
         proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2],
-                              stdout=write_end, stderr=subprocess.PIPE, text=True, check=False)
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, check=False,
+                              env=buffered_env())
     finally:
         os.close(write_end)
     assert (proc.returncode, proc.stderr) == (141, "")
