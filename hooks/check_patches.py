@@ -28,11 +28,6 @@ from flagbot.hooks.patches import verify
 WHAT = "check-patches"
 
 
-def is_shallow(repo: Path) -> bool:
-    """Whether the repository is a shallow clone (history, and maybe bases, are missing)."""
-    return git.out(["rev-parse", "--is-shallow-repository"], cwd=repo) == "true"
-
-
 # Stages where a commit is being made: history may be incomplete and speed matters.
 LAYOUT_STAGES = frozenset({"pre-commit", "pre-merge-commit", "prepare-commit-msg", "commit-msg"})
 
@@ -103,7 +98,7 @@ def check_patches(repo: Path, files: Sequence[str] = (), *, hardwares: str = "ha
         wanted = set(patches)
         return [f for f in verify.check_layout(repo, hardwares) if f.path in wanted]
     if allow_missing_base is None:
-        allow_missing_base = is_shallow(repo)
+        allow_missing_base = git.is_shallow(repo)
     return verify_patches(repo, patches, hardwares=hardwares, allow_missing_base=allow_missing_base)
 
 
@@ -146,8 +141,7 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     print(render_text(findings, f"{WHAT} ({'layout' if layout_only else 'full'})"))
     if skipped:
         print(f"{WHAT}: {skipped} patch(es) were checked for layout only: their base commit is "
-              "not in this clone (shallow?); run `git fetch --unshallow` and check again",
-              file=sys.stderr)
+              f"not in this clone; {verify.missing_base_advice(repo)}", file=sys.stderr)
     return status
 
 
