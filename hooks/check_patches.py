@@ -22,7 +22,7 @@ from flagbot.hooks import git, unchecked
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.folders import config_line, configured_folder, other_layouts
-from flagbot.hooks.hookmain import guarded, parse_args
+from flagbot.hooks.hookmain import guarded, parse_args, require_files
 from flagbot.hooks.patches import verify
 
 WHAT = "check-patches"
@@ -181,6 +181,7 @@ def verify_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) ->
     here = Path(cwd or os.getcwd())
     repo = git.toplevel(here)
     hardwares = configured_folder(repo, "hardwares")
+    require_files(args.patches, here)
     rels = [repo_relative(repo, here, p) for p in args.patches] or verify.find_patches(
         repo, hardwares)
     findings = verify_patches(repo, rels, hardwares=hardwares,

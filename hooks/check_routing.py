@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flagbot.hooks import aten_ops
+from flagbot.hooks import aten_ops, git
 from flagbot.hooks.backend.discover import vendor_folders
+from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import ERROR, WARNING, Finding, has_errors, render_json, render_text
 from flagbot.hooks.folders import configured_folder, repo_config
-from flagbot.hooks.hookmain import guarded
+from flagbot.hooks.hookmain import guarded, require_files
 from flagbot.hooks.plugin_kernels import KernelIndex, read_index
 
 WHAT = "check-routing"
@@ -218,7 +219,8 @@ def check_routing(repo: Path, files: Sequence[str], *, backends: Sequence[str] |
 
 def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     parser = argparse.ArgumentParser(prog="flagbot check-routing", description=__doc__.split("\n")[0])
-    parser.add_argument("files", nargs="*", metavar="FILE", help="routing files (backends.conf)")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="routing files (default: every "
+                        "tracked backends*.conf)")
     parser.add_argument("--backends", help="comma-separated backend names, replacing the default "
                         "set (the plugin's, routing.backends of .github/flagbot.yml and the vendor "
                         "folders under the backends root)")
@@ -227,13 +229,27 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
     repo = Path(cwd or ".").resolve()
+    require_files(args.files, repo)
+    files = args.files or tracked_routing_files(repo)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()] if args.backends else None
-    findings = check_routing(repo, args.files, backends=backends, kernels=not args.no_kernels)
+    findings = check_routing(repo, files, backends=backends, kernels=not args.no_kernels)
+    if not files:  # after the check above, which reads .github/flagbot.yml and reports it broken
+        raise UsageError(f"no routing file named, and no tracked backends*.conf under {repo}",
+                         hint="flagbot check-routing FILE ...")
     if args.format == "json":
-        print(render_json(findings, WHAT, checked=len(args.files)))
-    elif findings or args.files:
-        print(render_text(findings, f"{WHAT}: {len(args.files)} file(s)"))
+        print(render_json(findings, WHAT, checked=len(files)))
+    else:
+        print(render_text(findings, f"{WHAT}: {len(files)} file(s)"))
     return 1 if has_errors(findings) else 0
+
+
+def tracked_routing_files(repo: Path) -> list[str]:
+    """Tracked files the check-routing hook would select (`backends*.conf`), relative to `repo`;
+    none outside a git repository."""
+    done = git.run(["ls-files", "-z", "--", ":(glob)**/backends*.conf"], cwd=repo, check=False)
+    if done.returncode != 0:
+        return []
+    return sorted(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
 
 
 def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:

@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from flagbot.hooks.errors import EXIT_USAGE, FlagbotError, UsageError
 
@@ -59,6 +60,15 @@ def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Seque
         print(f"{prog}: internal error (a bug in flagbot); please report it with the traceback "
               "above", file=sys.stderr)
         return EXIT_USAGE
+
+
+def require_files(given: Sequence[str], base: Path) -> None:
+    """A path the user typed that is not a file is a usage error (2), not a failed check (1):
+    the spelling is wrong, not the thing it names."""
+    missing = [p for p in given if not (base / p).is_file()]
+    if missing:
+        raise UsageError(f"{', '.join(missing)}: no such file (relative to {base})",
+                         hint="check the spelling, or leave the paths out to check every one")
 
 
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
