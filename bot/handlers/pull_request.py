@@ -100,7 +100,8 @@ def handle(ctx: Context) -> dict[str, Any]:
                              patch_lines=regenerate.describe(regen, clone_url) if regen.devices else [],
                              kernel_lines=device_runs.section(
                                  client, device_plan.devices(ctx.config), pr.head_sha)
-                             if ctx.config["devices"] else [])
+                             if ctx.config["devices"] else [],
+                             skipped_labels=label_findings)
     body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
     done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
     labels.add_wanted(client, pr.number, change)

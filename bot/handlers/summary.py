@@ -15,6 +15,7 @@ from typing import Any
 from flagbot.bot.github import Comment, GitHubClient
 from flagbot.bot.handlers.checkruns import CheckResult
 from flagbot.bot.markdown import code, plain
+from flagbot.hooks.findings import Finding
 
 MARKER = "<!-- flagbot:summary"
 KERNELS_BEGIN = "<!-- flagbot:kernels -->"
@@ -35,6 +36,8 @@ class Summary:
     default_branch: str = "main"
     patch_lines: list[str] = field(default_factory=list)  # patch regeneration, when labelled
     kernel_lines: list[str] = field(default_factory=list)  # kernel checks per device
+    # vendor folders that got no label, with the reason the check runs give as a warning
+    skipped_labels: list[Finding] = field(default_factory=list)
 
 
 def find(comments: Iterable[Comment], bot_login: str) -> Comment | None:
@@ -79,7 +82,9 @@ def render(summary: Summary, meta: dict[str, Any]) -> str:
                   "then push to this pull request to re-run the checks."]
         return "\n".join(lines) + "\n"
     lines.append("**Labels**")
-    lines += summary.label_lines or ["- none: this pull request touches no PrivateUse1 or vendor paths"]
+    lines += summary.label_lines or ([] if summary.skipped_labels else [
+        "- none: this pull request touches no PrivateUse1 or vendor paths"])
+    lines += skipped_label_lines(summary.skipped_labels)
     if summary.removed:
         lines.append("- removed " + ", ".join(code(n) for n in summary.removed)
                      + ": their paths are no longer in this pull request")
@@ -91,6 +96,16 @@ def render(summary: Summary, meta: dict[str, Any]) -> str:
     lines += ["", "**Next steps**"]
     lines += next_steps(summary.checks)
     return "\n".join(lines) + "\n"
+
+
+def skipped_label_lines(found: Sequence[Finding], shown: int = 5) -> list[str]:
+    """Vendor folders without a label, in the words of the check runs' warnings (a few; the
+    check runs list every one)."""
+    lines = [f"- {code(f.path + '/')}: {plain(f.message)}" for f in found[:shown]]
+    if len(found) > shown:
+        lines.append(f"- and {len(found) - shown} more vendor folders without a label (listed "
+                     "in the check runs)")
+    return lines
 
 
 def kernels_block(lines: Sequence[str]) -> list[str]:

@@ -54,3 +54,24 @@ def test_metadata_round_trips_and_cannot_close_the_html_comment() -> None:
 def test_unreadable_metadata_means_no_bot_labels() -> None:
     assert summary.bot_labels(Comment(1, "<!-- flagbot:summary {broken -->", "x")) == []
     assert summary.bot_labels(None) == []
+
+
+def test_a_vendor_folder_without_a_label_is_said_in_the_summary_as_in_the_check_run(
+        emu, settings, repo) -> None:
+    from tests.bot.handlers_support import runs_by_name
+
+    pr = open_pr(emu, repo, {"backends/_newco/README.md": "x\n"})  # unknown on the default branch
+    deliver(emu, settings, repo, pr["number"])
+    [comment] = bot_comments(emu, repo, pr["number"])
+    assert "touches no PrivateUse1 or vendor paths" not in comment["body"]
+    [note] = [a for a in runs_by_name(emu, repo, pr["head"]["sha"])["flagbot / backends"]
+              ["output"]["annotations"] if a["title"] == "vendor-label"]
+    assert f"- `backends/_newco/`: {note['message'].replace('`', chr(92) + '`')}" in comment["body"]
+
+
+def test_many_unlabeled_folders_are_summarised_in_a_few_lines() -> None:
+    from flagbot.hooks.findings import WARNING, Finding
+
+    found = [Finding(f"hardwares/X_{i}", 0, WARNING, "vendor-label", "no label") for i in range(9)]
+    lines = summary.skipped_label_lines(found)
+    assert len(lines) == 6 and lines[-1].startswith("- and 4 more")
