@@ -2,8 +2,8 @@
 
 `POST /webhook` verifies the signature before anything else, records the delivery in the ledger,
 queues it and answers 202: it never waits for GitHub API calls or git work (the worker does those).
-The same `ingest` also answers through `serving.fastpath`, which skips Flask's request machinery
-for that one hot route.
+`ingest` answers through `serving.fastpath` (the route's only path), which skips Flask's
+request machinery for that one hot route; Flask serves the rest.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from urllib.parse import parse_qs
 from flask import Flask, Response, request
 from werkzeug.wsgi import get_content_length, get_input_stream
 
-from flagbot.bot import feed, handlers, metrics
+from flagbot.bot import feed, interest, metrics
 from flagbot.bot.health import STUCK_AFTER_S, AppCheck, QueueWatch
 from flagbot.bot.serving.fastpath import Answer, WebhookFastPath
 from flagbot.bot.settings import Settings
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Which deliveries the handlers want (`handlers.wants`): no I/O, decided before recording.
+# Which deliveries the handlers want (`interest.wanted`): no I/O, decided before recording.
 Wants = Callable[[str, dict[str, Any]], bool]
 
 DELIVERY_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -192,7 +192,7 @@ def record_and_queue(backend: Backend, wants: Wants, event: str, delivery_id: st
                          "runs when a worker's sweep finds it or GitHub redelivers it"}
     metrics.delivery(event, recorded.outcome)
     note = recorded.note
-    if recorded.outcome == "dropped" and event in handlers.HANDLERS:
+    if recorded.outcome == "dropped" and event in interest.INTEREST:
         note = f"the bot does not act on {event}.{action}"  # the event has a handler, not this action
     return 202, {"delivery": delivery_id, "event": event, "outcome": recorded.outcome,
                  "note": note}
@@ -229,21 +229,15 @@ def health(settings: Settings, backend: Backend, app_check: AppCheck, watch: Que
 def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
                ledger: Ledger | None = None, queue: Queue | None = None,
                stuck_after_s: float = STUCK_AFTER_S) -> Flask:
-    """Build the app; `wants` defaults to the bot's handlers' (`flagbot.bot.handlers.wants`);
+    """Build the app; `wants` defaults to the bot's handlers' (`flagbot.bot.interest.wanted`, data);
     /healthz calls the queue stuck after `stuck_after_s` without progress."""
     settings = settings or Settings.from_env()
-    wanted: Wants = wants or handlers.wants
+    wanted: Wants = wants or interest.wanted
     backend = Backend(settings, ledger, queue)
     app_check, watch = AppCheck(settings), QueueWatch(stuck_after_s)
     app = Flask("flagbot")
     for line in [] if settings.startup_warned else missing_config(settings):
         log.warning("flagbot: not configured: %s", line)
-
-    @app.post("/webhook")
-    def webhook() -> Response:
-        """Receive one GitHub delivery (served by `WebhookFastPath` in front of this app)."""
-        code, body = ingest(settings, backend, wanted, request.environ)
-        return reply(code, **body)
 
     @app.get("/healthz")
     def healthz() -> Response:
@@ -265,6 +259,7 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
         return Response(body, status=code, content_type=content_type)
 
     app.extensions["flagbot"] = backend
+    # the one route of /webhook: Flask has no view for it
     app.wsgi_app = WebhookFastPath(app, app.wsgi_app,  # type: ignore[method-assign]
                                    lambda environ: ingest(settings, backend, wanted, environ))
     return app

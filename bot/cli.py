@@ -78,7 +78,7 @@ def add_worker_options(parser: argparse.ArgumentParser) -> None:
 
 def bot_handlers(settings: Settings) -> Handlers:
     """The bot's own handlers, acting on GitHub as the App."""
-    from flagbot.bot.handlers import BotHandlers
+    from flagbot.bot.dispatch import BotHandlers
 
     return BotHandlers(settings)
 

@@ -180,8 +180,8 @@ def dry_run(repo: Path, delivery: str, event: str, payload: dict[str, Any], *,
     """Run the handlers against `repo` with the recording client; nothing leaves this machine."""
     from flagbot.bot import repo_config
     from flagbot.bot.context import Context, PullRequest
+    from flagbot.bot.dispatch import run_context
     from flagbot.bot.dryrun import DryRunClient
-    from flagbot.bot.handlers import run_context
     from flagbot.bot.settings import Settings
     from flagbot.bot.workspace import LocalWorkspace
 
@@ -228,7 +228,7 @@ def dry_run(repo: Path, delivery: str, event: str, payload: dict[str, Any], *,
 
 def run_on_github(settings: Any, delivery: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Run the handlers as the worker would: as the App, under the pull request's lock."""
-    from flagbot.bot.handlers import BotHandlers
+    from flagbot.bot.dispatch import BotHandlers
     from flagbot.bot.locks import RepoLocks
     from flagbot.bot.worker import run_locked
 
@@ -266,7 +266,7 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     # absolute: the checkout is cloned from inside a scratch folder, where "." means nothing
     base = Path(cwd or ".").resolve()
     payload = load_payload(base / args.payload)
-    from flagbot.bot.handlers import HANDLERS, INTERNAL, wants
+    from flagbot.bot.dispatch import HANDLERS, INTERNAL, wants
 
     if args.event in INTERNAL:
         # Not a GitHub event: the worker schedules it after a dispatch and runs it when due. A

@@ -1,7 +1,7 @@
 """End-to-end harness for the bot: emulator + the real app (Flask, threaded) + the real worker.
 
 Used by tests/bot/test_e2e.py and benchmarks/bench_bot_e2e.py: a signed delivery goes over HTTP
-to /webhook, is recorded and queued, the worker runs `flagbot.bot.handlers.BotHandlers`, which talks
+to /webhook, is recorded and queued, the worker runs `flagbot.bot.dispatch.BotHandlers`, which talks
 to the emulator through PyGithub. `big_pr` builds a pull request of 300 changed files (the end-to-end target: done within 2 s).
 """
 
@@ -44,7 +44,7 @@ def app_settings(emu: Emulator, state_dir: Path, **overrides: Any) -> Settings:
 def serving(settings: Settings, threads: int = 2) -> Iterator[str]:
     """The webhook app on a loopback port plus a worker with `threads` threads; yields the URL."""
     from flagbot.bot.app import create_app
-    from flagbot.bot.handlers import BotHandlers
+    from flagbot.bot.dispatch import BotHandlers
     from flagbot.bot.worker import Worker
 
     server = make_server("127.0.0.1", 0, create_app(settings), threaded=True)

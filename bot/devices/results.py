@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from flagbot.bot.devices.plan import Device, Rules
 from flagbot.bot.devices.report import Report
-from flagbot.bot.handlers import checkruns
+from flagbot.bot.github import checkruns
 from flagbot.bot.markdown import code
 from flagbot.hooks.findings import ERROR, Finding
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from flagbot.bot.context import Context, field_of
+from flagbot.bot.github.labels import LabelChange
 from flagbot.bot.handlers import labels
 from flagbot.bot.store.feed import Closing, LabeledPR
 
@@ -31,7 +32,7 @@ def entry(ctx: Context, name: str, wanted: labels.WantedLabel, at: float) -> Lab
 
 
 def record_labels(ctx: Context, wanted: dict[str, labels.WantedLabel],
-                  change: labels.LabelChange) -> list[str]:
+                  change: LabelChange) -> list[str]:
     """Record the labels the PR now carries for the bot's reasons; returns their names."""
     log = ctx.label_log
     if log is None or ctx.dry_run:

@@ -11,9 +11,8 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from github import GithubException
-
-from flagbot.bot.github import ChangedFile, GitHubClient, Label
+from flagbot.bot.github import ChangedFile, Label
+from flagbot.bot.github.labels import LabelChange
 from flagbot.bot.globs import compile_globs, matching_glob
 from flagbot.bot.markdown import code
 from flagbot.hooks.config import RepoConfig
@@ -40,16 +39,6 @@ class WantedLabel:
     label: Label
     reason: str
     files: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class LabelChange:
-    """What to do to the PR's labels, and the bot-added set after doing it."""
-
-    to_create: tuple[Label, ...]
-    to_add: tuple[str, ...]
-    to_remove: tuple[str, ...]
-    bot_labels: tuple[str, ...]
 
 
 def vendor_of(path: str, config: RepoConfig) -> tuple[str, str] | None:
@@ -158,43 +147,6 @@ def plan_change(wanted: dict[str, WantedLabel], current: Iterable[str],
     existing = {name.lower() for name in (repo_labels or {})}
     to_create = tuple(wanted[n].label for n in to_add if n.lower() not in existing)
     return LabelChange(to_create, to_add, to_remove, tuple(sorted({*keep, *to_add})))
-
-
-def remove_stale(client: GitHubClient, number: int, change: LabelChange) -> None:
-    """Remove the bot-added labels whose paths left the PR."""
-    for name in change.to_remove:
-        client.remove_label(number, name)
-
-
-def add_wanted(client: GitHubClient, number: int, change: LabelChange) -> None:
-    """Create missing repository labels (colour, description), then add them to the PR."""
-    refused: set[str] = set()
-    for label in change.to_create:
-        try:
-            client.create_label(label)
-        except GithubException as exc:
-            if exc.status != 422:
-                raise
-            # already_exists: another worker created it a moment ago, which is what we wanted;
-            # any other 422 (a name GitHub refuses) drops that label, not the rest
-            if "already_exists" not in str(exc.data):
-                log.warning("label %r refused by GitHub: %s", label.name, exc.data)
-                refused.add(label.name)
-    names = [n for n in change.to_add if n not in refused]
-    if not names:
-        return
-    try:
-        client.add_labels(number, names)
-    except GithubException as exc:
-        if exc.status != 422:
-            raise
-        for name in names:  # one at a time: a refused name must not cost the others
-            try:
-                client.add_labels(number, [name])
-            except GithubException as one:
-                if one.status != 422:
-                    raise
-                log.warning("label %r refused by GitHub: %s", name, one.data)
 
 
 def describe(wanted: dict[str, WantedLabel]) -> list[str]:

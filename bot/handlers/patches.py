@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from flagbot.bot.github import ChangedFile
-from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.markdown import code, plain
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError

@@ -8,32 +8,32 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot import regenerate, sandbox
+from flagbot.bot import interest, regenerate, sandbox
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
-from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
-from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.github import ChangedFile, Comment, checkruns, comments
+from flagbot.bot.github.checkruns import CheckResult
+from flagbot.bot.github.labels import LabelChange, add_wanted, remove_stale
+from flagbot.bot.handlers import backends, downstream, labels, patches, summary
+from flagbot.bot.handlers.base import Handler
 from flagbot.bot.markdown import code_block, plain
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 from flagbot.hooks.findings import Finding
 from flagbot.hooks.folders import layout_for_paths
 
-ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed")
+EVENT = "pull_request"
+ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed", "labeled")
 # GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).
 FILES_CAP = 3000
 
 
 def wants(payload: dict[str, Any]) -> bool:
-    """Opened, pushed, reopened, ready for review, base branch changed, labelled by a person, or closed."""
-    action = payload.get("action")
-    if action == "edited":
-        return "base" in (payload.get("changes") or {})
-    if action == "labeled":  # a device label asks for regeneration; the bot's own labels do not
-        return (payload.get("sender") or {}).get("type") != "Bot"
-    return action in ACTIONS
+    """Opened, pushed, reopened, ready for review, base branch changed, labelled by a person (a
+    device label asks for regeneration; the bot's own labels do not), or closed: exactly
+    ingest's interest filter."""
+    return interest.wanted(EVENT, payload)
 
 
 def config_failure(name: str, problems: list[str]) -> CheckResult:
@@ -63,7 +63,7 @@ def handle(ctx: Context) -> dict[str, Any]:
         done = publish_all(ctx, pr, results)
         body = summary.render(summary.Summary(pr.head_sha, config_problems=problems,
                                               default_branch=ctx.default_branch), meta)
-        done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
+        done["summary"] = comments.upsert(client, pr.number, existing, body)[0]
         return {"config_error": problems, "conclusions": {r.name: r.conclusion for r in results},
                 "writes": done}
     label = [str((ctx.payload.get("label") or {}).get("name") or "")]
@@ -87,7 +87,7 @@ def handle(ctx: Context) -> dict[str, Any]:
     change = plan_labels(ctx, pr, wanted, existing)
     # Order matters for crash safety, since the comment is where "the bot added this" lives:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
-    labels.remove_stale(client, pr.number, change)
+    remove_stale(client, pr.number, change)
     # Device runs first: a runner's minutes dwarf the checks below, so they start soonest.
     kernels = device_runs.for_pull(ctx, pr, files, meta)
     results = [with_label_findings(ctx.config, fold_into_check(regen, r)
@@ -103,8 +103,8 @@ def handle(ctx: Context) -> dict[str, Any]:
                              if ctx.config["devices"] else [],
                              skipped_labels=label_findings)
     body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
-    done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
-    labels.add_wanted(client, pr.number, change)
+    done["summary"] = comments.upsert(client, pr.number, existing, body)[0]
+    add_wanted(client, pr.number, change)
     recorded = downstream.record_labels(ctx, wanted, change)
     return {"files": len(files), "files_from_git": capped, "regenerated": regen.outcome,
             **({"kernels": kernels} if kernels else {}),
@@ -163,7 +163,7 @@ def publish_all(ctx: Context, pr: PullRequest, results: list[CheckResult]) -> di
 
 
 def plan_labels(ctx: Context, pr: PullRequest, wanted: dict[str, labels.WantedLabel],
-                existing: Comment | None) -> labels.LabelChange:
+                existing: Comment | None) -> LabelChange:
     """Compare wanted labels with the PR's and with those the summary says the bot added."""
     current = ctx.client.issue_labels(pr.number)
     have = {name.lower() for name in current}
@@ -211,3 +211,8 @@ def fold_into_check(regen: regenerate.Regen, result: CheckResult) -> CheckResult
     title = "patch regeneration failed" if regen.outcome == "failed" else "branch moved; not pushed"
     conclusion = "failure" if regen.outcome == "failed" else result.conclusion
     return CheckResult(result.name, conclusion, title, summary, result.text, result.findings)
+
+
+HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
+                  "labels, patch regeneration, `flagbot / patches`, `flagbot / backends`, "
+                  "summary comment")

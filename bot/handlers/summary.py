@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flagbot.bot.github import Comment, GitHubClient
-from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.github import Comment
+from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.markdown import code, plain
 from flagbot.hooks.findings import Finding
 
@@ -141,13 +141,3 @@ def next_steps(checks: Sequence[CheckResult]) -> list[str]:
     return [f"- **{c.name}**: open the check run for the annotated lines; {c.summary.splitlines()[-1]}"
             if "Reproduce locally" in c.summary else f"- **{c.name}**: see the check run"
             for c in failed] + ["- push a fix; flagbot re-checks every new head"]
-
-
-def upsert(client: GitHubClient, number: int, existing: Comment | None, body: str) -> tuple[str, int | None]:
-    """Create the comment, or edit it when the body changed; returns (what was done, id)."""
-    if existing is None:
-        return "created", client.create_comment(number, body)
-    if existing.body == body:
-        return "unchanged", existing.id
-    client.edit_comment(existing.id, body)
-    return "edited", existing.id

@@ -1,9 +1,9 @@
 """`WebhookFastPath`: `POST /webhook` answered without Flask's request/response machinery.
 
 The hot path is one view; Flask's routing, contexts and Response objects cost about as much CPU
-as the view itself. Same checks, same answers (status line, JSON body, Content-Type,
-Content-Length) as the Flask view, because both call `app.ingest`; everything else (/healthz,
-/metrics, other methods on /webhook) goes to Flask.
+as the view itself, so /webhook has no Flask view at all: this middleware is its only route
+(`app.ingest` answers POST; another method gets 405, as Flask would say). Everything else
+(/healthz, /metrics, /feeds) goes to Flask.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from flask import Flask
-from werkzeug.exceptions import InternalServerError
+from werkzeug.exceptions import InternalServerError, MethodNotAllowed
 from werkzeug.http import HTTP_STATUS_CODES
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
+PATH = "/webhook"  # served here only, for POST (Flask has no view for it)
 # (HTTP status, JSON body) of one webhook request
 Answer = tuple[int, dict[str, Any]]
 
@@ -34,8 +35,10 @@ class WebhookFastPath:
 
     def __call__(self, environ: WSGIEnvironment,
                  start_response: StartResponse) -> Iterable[bytes]:
-        if environ.get("PATH_INFO") != "/webhook" or environ.get("REQUEST_METHOD") != "POST":
+        if environ.get("PATH_INFO") != PATH:
             return self.inner(environ, start_response)
+        if environ.get("REQUEST_METHOD") != "POST":
+            return MethodNotAllowed(valid_methods=["POST"])(environ, start_response)
         try:
             code, body = self.handle(environ)
         except Exception:

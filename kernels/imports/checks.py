@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import flagbot
 from flagbot.kernels.imports.payload import Payload, module_text, syntax_error, test_text
 
 PYTEST_TAIL = 1500  # characters of a failing test's output kept in the reason
@@ -72,10 +71,9 @@ class Settings:
 
 
 def child_env() -> dict[str, str]:
-    """This environment, flagbot importable, no bytecode files left in the checked folder."""
+    """This environment (the child imports the installed flagbot, as this process does), no
+    bytecode files left in the checked folder."""
     env = dict(os.environ)
-    root = str(Path(flagbot.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 

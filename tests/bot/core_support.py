@@ -114,7 +114,7 @@ class FakeHandlers:
         out = Path(spec["dir"]) if spec.get("dir") else None
         tries = 1
         if spec.get("real"):  # the bot's own handlers first (against the emulator), then the plan
-            from flagbot.bot.handlers import BotHandlers
+            from flagbot.bot.dispatch import BotHandlers
 
             BotHandlers(self.settings).run(delivery_id, event, body)
         if out is not None:

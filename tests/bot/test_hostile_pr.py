@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot.handlers import BotHandlers
+from flagbot.bot.dispatch import BotHandlers
+from flagbot.bot.github.labels import LabelChange, add_wanted
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.sqlite import SqliteLedger
 from flagbot.bot.worker import Worker
@@ -143,13 +144,12 @@ def test_a_folder_name_too_long_for_a_label_is_a_finding_and_the_rest_is_written
 
 def test_a_label_github_refuses_does_not_cost_the_others(emu: Emulator, settings: Settings) -> None:
     from flagbot.bot.github import Label
-    from flagbot.bot.handlers import labels
     from tests.bot.handlers_support import BASE_FILES, bot_for
 
     repo = emu.create_repo("flagos/FlagScale", files=dict(BASE_FILES))
     pr = open_pr(emu, repo, {"x.md": "x\n"})
     client = bot_for(settings).github.repo_client(emu.installation_id, repo.full_name)
     bad, good = Label("x" * 60, "ffffff"), Label("vendor: OK_X1", "ffffff")
-    labels.add_wanted(client, pr["number"], labels.LabelChange((bad, good), (bad.name, good.name),
+    add_wanted(client, pr["number"], LabelChange((bad, good), (bad.name, good.name),
                                                                 (), (bad.name, good.name)))
     assert emu.issue_labels(repo, pr["number"]) == ["vendor: OK_X1"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from flagbot.bot.devices.ids import Request
-from flagbot.bot.handlers import HANDLERS, wants
+from flagbot.bot.dispatch import HANDLERS, wants
 from flagbot.bot.replay import main
 from flagbot.hooks.cli import main as cli_main
 from flagbot.hooks.errors import UsageError

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from flagbot.bot import sandbox
-from flagbot.bot.handlers import BotHandlers
+from flagbot.bot.dispatch import BotHandlers
 from flagbot.bot.store.sqlite import SqliteLedger
 from flagbot.bot.worker import Worker
 from tests.bot.core_support import wait_for

@@ -129,7 +129,7 @@ def test_a_delivery_that_kills_its_worker_fails_after_its_tries_and_shows_in_met
 def test_sigkill_mid_job_with_the_real_handlers_leaves_one_comment(emu, tmp_path) -> None:
     """Crash safety against the GitHub emulator: killed after the handlers wrote to GitHub,
     run again after a restart, and GitHub still shows one summary comment and one run per check."""
-    from flagbot.bot.handlers import wants as real_wants
+    from flagbot.bot.dispatch import wants as real_wants
     from testing.bot_e2e import SECRET as E2E_SECRET
     from testing.bot_e2e import app_settings, base_files
 

@@ -1,7 +1,7 @@
 """Every hook through real pre-commit, against temporary git repositories (slow: builds a venv).
 
-The hook repository is a committed snapshot of this project (pre-commit clones by commit and
-try-repo ignores untracked files). One `try-repo` run proves the try-repo path; the other hooks
+The hook repository is a committed snapshot of this project's working files, cloned with
+`core.symlinks=false` (pre-commit clones by commit and try-repo ignores untracked files). One `try-repo` run proves the try-repo path; the other hooks
 go through `pre-commit run` with a config naming that snapshot and one PRE_COMMIT_HOME for the
 session, so the hook environment (pip install of flagbot) is built once.
 """
@@ -18,12 +18,11 @@ import pytest
 
 from flagbot.hooks.patches import make
 from testing.backend_corpus import BROKEN, CLEAN, build_case
+from testing.layout import clone_without_links
 from tests.hooks.test_real_layouts import ENCRYPTED, FLAGGEMS_ERRORS, OLD_PATCHES, REAL
 
 pytestmark = pytest.mark.precommit
 PROJECT = Path(__file__).resolve().parents[2]
-SNAPSHOT_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "flagbot", "hooks",
-                  "kernels")
 EDITED_ADD = "def add(x, y, alpha=1):\n    return x\n\n\ndef add_(x, y, alpha=1):\n    return x\n"
 
 
@@ -44,17 +43,9 @@ def commit_all(repo: Path, message: str = "snapshot") -> str:
 
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """This project's hook-relevant files, committed in a fresh repository: (path, sha)."""
-    dest = tmp_path_factory.mktemp("hook-repo")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for part in SNAPSHOT_PARTS:
-        src = PROJECT / part
-        if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=ignore, symlinks=True)
-        else:
-            shutil.copy2(src, dest / part)
-    git(dest, "init", "-q")
-    return dest, commit_all(dest)
+    """This project's working files, committed and cloned with `core.symlinks=false` (how Git
+    for Windows, and pre-commit's own clone there, check out): (path, sha)."""
+    return clone_without_links(tmp_path_factory.mktemp("hook-repo"))
 
 
 @pytest.fixture(scope="session")

@@ -129,3 +129,16 @@ def publish(client: GitHubClient, head_sha: str, result: CheckResult,
             fields["external_id"] = ext
         client.update_check_run(run_id, fields)
     return "updated" if reuse else "created"
+
+
+def complete(client: GitHubClient, run_id: int, result: CheckResult, external_id: str,
+             max_annotations: int = MAX_ANNOTATIONS) -> None:
+    """Complete the existing check run `run_id` with `result` and `external_id` (its first
+    `max_annotations` findings annotated, in request-sized batches)."""
+    base, chunks = output(result, max_annotations)
+    client.update_check_run(run_id, {
+        "status": "completed", "conclusion": result.conclusion,
+        "completed_at": datetime.now(timezone.utc), "external_id": external_id,
+        "output": {**base, "annotations": chunks[0]}})
+    for chunk in chunks[1:]:
+        client.update_check_run(run_id, {"output": {**base, "annotations": chunk}})
