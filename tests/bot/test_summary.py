@@ -75,3 +75,14 @@ def test_many_unlabeled_folders_are_summarised_in_a_few_lines() -> None:
     found = [Finding(f"hardwares/X_{i}", 0, WARNING, "vendor-label", "no label") for i in range(9)]
     lines = summary.skipped_label_lines(found)
     assert len(lines) == 6 and lines[-1].startswith("- and 4 more")
+
+
+def test_the_vendor_guide_states_the_label_condition_the_check_run_gives() -> None:
+    from pathlib import Path
+
+    from flagbot.bot.handlers import labels
+
+    why = labels.unusable("NEW_Z1", "hardwares/NEW_Z1", "vendor: NEW_Z1", known=set())
+    assert why is not None
+    guide = (Path(__file__).parents[2] / "docs/vendors.md").read_text(encoding="utf-8")
+    assert why.split(" (")[0] in " ".join(guide.split())  # "not a device the default branch knows"
