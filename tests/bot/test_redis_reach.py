@@ -11,12 +11,15 @@ import pytest
 
 from tests.bot.core_support import ROOT, free_port
 
-COMMANDS = [["worker"], ["labeled", "--label", "x"]]
+PAYLOAD = str(ROOT / "examples/replay/pull_request.opened.json")
+# replay acts on GitHub (no --dry-run) under the repository lock, kept in Redis in this mode
+COMMANDS = [["worker"], ["labeled", "--label", "x"], ["replay", PAYLOAD, "--event", "pull_request"]]
 
 
 def run_flagbot(args: list[str], redis_url: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FLAGBOT_"))}
-    env.update(FLAGBOT_REDIS_URL=redis_url, FLAGBOT_STATE_DIR=str(tmp_path / "state"))
+    env.update(FLAGBOT_REDIS_URL=redis_url, FLAGBOT_STATE_DIR=str(tmp_path / "state"),
+               GITHUB_APP_ID="1", GITHUB_PRIVATE_KEY="not used: Redis is checked first")
     return subprocess.run([sys.executable, "-m", "flagbot.hooks.cli", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=60, check=False)
 
