@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from flagbot.hooks import __version__
 from flagbot.hooks.errors import EXIT_USAGE, FlagbotError
-from flagbot.hooks.hookmain import closed_pipe, flush_stdout
+from flagbot.hooks.hookmain import closed_pipe, exit_quietly_on_closed_pipe, flush_stdout
 
 # name -> ("module:function", one-line help). Walked by tests/hooks/test_cli.py.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -98,6 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return closed_pipe()
+    except SystemExit:  # argparse's --help (and usage errors) exit from inside a command
+        exit_quietly_on_closed_pipe()
+        raise
     except ImportError as exc:
         print(f"flagbot: error: {exc}\n  hint: install the extra this command needs, "
               "e.g. pip install 'flagbot[bot]' or 'flagbot[kernels]'", file=sys.stderr)

@@ -41,6 +41,15 @@ def flush_stdout() -> None:
     sys.stdout.flush()
 
 
+def exit_quietly_on_closed_pipe() -> None:
+    """For a SystemExit on its way out (argparse's --help): flush now, and if the reader is gone
+    leave with the closed-pipe status instead of the interpreter's 120 and message."""
+    try:
+        flush_stdout()
+    except BrokenPipeError:
+        raise SystemExit(closed_pipe()) from None
+
+
 def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Sequence[str] | None,
             cwd: str | None, prog: str) -> int:
     """Run `body(argv, cwd)`: expected errors print one message, a crash prints a traceback; 2."""
@@ -53,6 +62,9 @@ def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Seque
         return exc.exit_code
     except BrokenPipeError:
         return closed_pipe()
+    except SystemExit:
+        exit_quietly_on_closed_pipe()
+        raise
     except Exception:  # a crash must never read as "check failed" (1)
         import traceback  # only on a crash: `flagbot patch` start-up is timed in milliseconds
 

@@ -38,6 +38,7 @@ def buffered_env() -> dict[str, str]:
 
 @pytest.mark.parametrize("command", [
     ["--help"],
+    ["patch", "--help"],  # argparse's help leaves by SystemExit, past the return-path flush
     ["check-backend", "--format", "json", "testing/resources/backends/clean/_beta"],
 ])
 def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(command: list[str]) -> None:
@@ -53,11 +54,13 @@ def test_a_reader_that_closes_the_pipe_early_gets_no_traceback(command: list[str
     assert proc.stderr == ""
 
 
-def test_the_console_script_of_a_hook_handles_a_closed_pipe_too() -> None:
+@pytest.mark.parametrize("args", [["--format", "json", "testing/resources/backends/clean/_beta"],
+                                  ["--help"]])
+def test_the_console_script_of_a_hook_handles_a_closed_pipe_too(args: list[str]) -> None:
     read_end, write_end = os.pipe()
     os.close(read_end)
     code = ("import sys; from flagbot.hooks.check_vendor_backend import main; "
-            "sys.exit(main(['--format', 'json', 'testing/resources/backends/clean/_beta']))")
+            f"sys.exit(main({args!r}))")
     try:
         proc = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2],
                               stdout=write_end, stderr=subprocess.PIPE, text=True, check=False,
