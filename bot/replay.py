@@ -243,9 +243,12 @@ def render(result: dict[str, Any]) -> str:
     lines = [f"{result.get('repository')} {result.get('event')}.{result.get('action')}: "
              f"{len(result.get('actions', []))} action(s) {mode}"]
     for action in result.get("actions", []):
-        detail = {k: v for k, v in action.items() if k not in ("kind", "annotations", "body", "summary")}
+        # a dry run records the annotations themselves, a real one (the client) their count
+        listed = action.get("annotations") if isinstance(action.get("annotations"), list) else []
+        detail = {k: v for k, v in action.items()
+                  if k not in ("kind", "body", "summary") and not (k == "annotations" and listed)}
         lines.append(f"  {action['kind']} " + " ".join(f"{k}={v!r}" for k, v in detail.items()))
-        for ann in action.get("annotations") or []:
+        for ann in listed:
             lines.append(f"      {ann['path']}:{ann['start_line']}: {ann['annotation_level']}: "
                          f"[{ann.get('title', '')}] {ann['message']}")
         for text in (action.get("summary"), action.get("body")):

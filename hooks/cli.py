@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hetero": ("flagbot.hooks.check_hetero:hetero_main", "hetero.txt tools (`flagbot hetero check`)"),
     "check-backend": ("flagbot.hooks.check_vendor_backend:main", "check vendor backend folders"),
     "check-routing": ("flagbot.hooks.check_routing:main", "check backends.conf routing files"),
+    "check-plugins": ("flagbot.hooks.check_plugins:main", "check plugin registries (dispatch configs, overrides)"),
     "check-patches": ("flagbot.hooks.check_patches:main", "pre-commit form of `verify`"),
     "serve": ("flagbot.bot.cli:serve_main", "run the GitHub App webhook server"),
     "worker": ("flagbot.bot.cli:worker_main", "run a queue worker (Redis mode)"),

@@ -109,6 +109,14 @@ DEFAULTS: dict[str, Any] = {
     "routing": {
         "backends": [],
     },
+    # a PR touching these gets the `flagbot / plugins` check run (plugin registries and the
+    # files they are checked against; see docs/hooks.md, check-plugins)
+    "plugins": {
+        "paths": ["**/dispatch/config/*.yaml", "**/dispatch/config/*.yml",
+                  "**/dispatch/config/utils.py", "**/dispatch/backends/**/register_ops.py",
+                  "*_fl/utils.py", "*_fl/__init__.py", "*_fl/ops/custom_ops.py",
+                  "megatron/**/*.py"],
+    },
 }
 
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
@@ -257,6 +265,10 @@ def validate(raw: dict[str, Any]) -> list[str]:
     if not isinstance(names, list) or not all(isinstance(n, str) and BACKEND_RE.match(n) for n in names):
         problems.append("routing.backends: must be a list of backend names like my_npu, got "
                         f"{shown(names)}")
+    plugins = raw.get("plugins")
+    paths = plugins.get("paths") if isinstance(plugins, dict) else None
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        problems.append(f"plugins.paths: must be a list of glob strings, got {shown(paths)}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")

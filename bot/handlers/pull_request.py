@@ -15,7 +15,7 @@ from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment, checkruns, comments
 from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.github.labels import LabelChange, add_wanted, remove_stale
-from flagbot.bot.handlers import backends, downstream, labels, patches, summary
+from flagbot.bot.handlers import backends, downstream, labels, patches, plugins, summary
 from flagbot.bot.handlers.base import Handler
 from flagbot.bot.markdown import code_block, plain
 from flagbot.hooks import git as plumbing
@@ -92,7 +92,8 @@ def handle(ctx: Context) -> dict[str, Any]:
     kernels = device_runs.for_pull(ctx, pr, files, meta)
     results = [with_label_findings(ctx.config, fold_into_check(regen, r)
                                    if r.name == patches.NAME else r, label_findings)
-               for r in run_checks(ctx, pr, ctx.config, files)]
+               for r in [*run_checks(ctx, pr, ctx.config, files),
+                         *plugins.for_pull(ctx, pr, ctx.config, files)]]
     done = publish_all(ctx, pr, results)
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
     report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
@@ -215,4 +216,4 @@ def fold_into_check(regen: regenerate.Regen, result: CheckResult) -> CheckResult
 
 HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
                   "labels, patch regeneration, `flagbot / patches`, `flagbot / backends`, "
-                  "summary comment")
+                  "`flagbot / plugins`, summary comment")

@@ -65,6 +65,7 @@ def test_fixing_the_config_lets_the_next_delivery_pass(emu, settings, bad_repo) 
     ("backends: ../up\n", "backends"),
     ("labels:\n  device:\n    pattern: adapts\n", "labels.device.pattern"),
     ("commands:\n  patch: everyone\n", "commands.patch.permission"),
+    ("plugins:\n  paths: vllm_fl/**\n", "plugins.paths"),
 ])
 def test_invalid_label_settings_name_their_key(text: str, key: str) -> None:
     with pytest.raises(ConfigError) as err:

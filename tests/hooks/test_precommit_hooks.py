@@ -120,6 +120,28 @@ def test_check_routing_hook_fails_on_unknown_backend(
     assert "backends.conf:2: error: [routing-unknown-backend]" in proc.stdout
 
 
+def test_check_plugins_hook_checks_dispatch_configs_and_overrides(
+        hook_repo: tuple[Path, str], precommit_env: dict[str, str], tmp_path: Path) -> None:
+    plugins = PROJECT / "testing/resources/plugins"
+    target = new_repo(tmp_path / "target")
+    shutil.copytree(plugins / "vllm", target, dirs_exist_ok=True)
+    shutil.copytree(plugins / "megatron", target, dirs_exist_ok=True)
+    commit_all(target)
+    clean = pre_commit(precommit_env, target, "try-repo", str(hook_repo[0]), "check-plugins",
+                       "--all-files", "--verbose")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "warning: [plugin-config-unreachable]" in clean.stdout  # musa.yaml
+    metax = target / "vllm_fl/dispatch/config/metax.yaml"
+    metax.write_text(metax.read_text().replace("- vendor:metax", "- vendor:cuda"))
+    registry = target / "megatron/plugin/override_registry.py"
+    registry.write_text(registry.read_text().replace('vendor="npu"', 'vendor="ascend"', 1))
+    git(target, "add", "-A")
+    bad = run_hook(precommit_env, hook_repo, target, "check-plugins")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "vllm_fl/dispatch/config/metax.yaml:5: error: [plugin-no-implementation]" in bad.stdout
+    assert "megatron/plugin/override_registry.py:26: error: [plugin-unknown-vendor]" in bad.stdout
+
+
 def test_check_hetero_hook_fails_on_missing_patch(
         hook_repo: tuple[Path, str], precommit_env: dict[str, str], tmp_path: Path) -> None:
     target = new_repo(tmp_path / "target")
