@@ -27,6 +27,9 @@ GITHUB_CALLS = Counter("flagbot_github_calls", "GitHub API calls by method and s
                        ["method", "status"])
 GITHUB_RETRIES = Counter("flagbot_github_retries", "GitHub API calls retried, by reason",
                          ["reason"])
+RECONCILED = Counter("flagbot_reconciled", "Delivery-log reconciliation: redeliveries asked for "
+                     "(redelivered_missing, redelivered_failed) and entries skipped, by reason",
+                     ["outcome"])
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
@@ -43,6 +46,11 @@ def github_call(method: str, status: int) -> None:
 def github_retry(reason: str) -> None:
     """Count one retried GitHub call: reason is 5xx, secondary_rate_limit or primary_rate_limit."""
     GITHUB_RETRIES.labels(reason=reason).inc()
+
+
+def reconciled(outcome: str) -> None:
+    """Count one reconciliation decision (bot/reconcile.py)."""
+    RECONCILED.labels(outcome=outcome).inc()
 
 
 def handler_latency(event: str, seconds: float) -> None:

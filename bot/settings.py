@@ -69,6 +69,10 @@ class Settings:
     # the "not configured" start-up warnings were already printed by `flagbot serve`, so its
     # gunicorn workers stay quiet (one set of lines per start, not one per process)
     startup_warned: bool = False
+    # Delivery-log reconciliation (bot/reconcile.py): a round at the worker's start and every
+    # `reconcile_minutes` (0: never), asking GitHub for at most `reconcile_max` redeliveries each
+    reconcile_minutes: float = 10.0
+    reconcile_max: int = 50
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -100,6 +104,8 @@ class Settings:
             metrics_dir=Path(env[METRICS_ENV]) if env.get(METRICS_ENV) else None,
             log_format=env.get(LOG_FORMAT_ENV) or "text",
             startup_warned=env.get(STARTUP_WARNED_ENV) == "1",
+            reconcile_minutes=float(env.get("FLAGBOT_RECONCILE_MINUTES") or 10.0),
+            reconcile_max=int(env.get("FLAGBOT_RECONCILE_MAX") or 50),
         )
 
     @property

@@ -22,7 +22,9 @@ from typing import Any, Protocol
 from huey.consumer import Consumer
 
 from flagbot.bot import logs, metrics
+from flagbot.bot.drift import DriftSchedule, start_schedule
 from flagbot.bot.locks import RepoLocks
+from flagbot.bot.reconcile import Reconciler, start_reconciler
 from flagbot.bot.settings import Settings
 from flagbot.bot.store import MAX_TRIES, Delivery, Ledger
 from flagbot.bot.store.factory import open_ledger, open_queue
@@ -99,6 +101,8 @@ class Worker:
         self._stop = threading.Event()
         self._consumer: QuietConsumer | None = None
         self._keeper: threading.Thread | None = None
+        self._reconciler: Reconciler | None = None
+        self._drift: DriftSchedule | None = None
         # when this worker last took a delivery or saw the queue empty (its /healthz beacon)
         self._progress = time.time()
 
@@ -219,6 +223,8 @@ class Worker:
                                        periodic=False, initial_delay=0.02, max_delay=0.25,
                                        check_worker_health=False)
         self._consumer.start()
+        self._reconciler = start_reconciler(self.settings, self.ledger)
+        self._drift = start_schedule(self.settings)
         log.info("worker %s: %d threads on the %s queue", self.owner, self.threads,
                  "Redis" if self.settings.redis_url else "SQLite")
 
@@ -230,6 +236,9 @@ class Worker:
             self._consumer.shutdown_timeout = timeout_s if graceful else 0.0
             self._consumer.stop(graceful=graceful)
         self._stop.set()
+        for chore in (self._reconciler, self._drift):
+            if chore is not None:
+                chore.stop()
         if self._keeper is not None:
             self._keeper.join(timeout=5)
         with self._active_lock:

@@ -31,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("flagbot.bot.cli:worker_main", "run a queue worker (Redis mode)"),
     "replay": ("flagbot.bot.cli:replay_main", "run the handlers for one recorded event"),
     "setup": ("flagbot.bot.setup:main", "register the GitHub App (GitHub's manifest flow)"),
+    "reconcile": ("flagbot.bot.reconcile:main", "ask GitHub to redeliver what the ledger lacks (one round)"),
+    "drift": ("flagbot.bot.drift:main", "open/update/close `flagbot: drift for <DEV>` issues"),
     "labeled": ("flagbot.bot.labeled:main", "list PRs the bot labeled, merged ones first (the feed)"),
     "kernels": ("flagbot.kernels.cli:main", "Triton kernel accuracy/performance checks"),
 }

@@ -109,6 +109,10 @@ DEFAULTS: dict[str, Any] = {
     "routing": {
         "backends": [],
     },
+    # the worker re-applies every stored patch onto the default branch this often (0: never)
+    "drift": {
+        "every_hours": 24,
+    },
     # a PR touching these gets the `flagbot / plugins` check run (plugin registries and the
     # files they are checked against; see docs/hooks.md, check-plugins)
     "plugins": {
@@ -274,6 +278,13 @@ def validate(raw: dict[str, Any]) -> list[str]:
         problems.append("kernels: must be a mapping")
     else:
         problems += validate_kernels(kernels)
+    drift = raw.get("drift")
+    hours = drift.get("every_hours") if isinstance(drift, dict) else None
+    if not isinstance(drift, dict) or set(drift) - {"every_hours"}:
+        problems.append("drift: must be a mapping with one key, every_hours")
+    elif not isinstance(hours, (int, float)) or isinstance(hours, bool) or not 0 <= hours <= 24 * 365:
+        problems.append(f"drift.every_hours: must be a number of hours from 0 (never) to 8760, "
+                        f"got {shown(hours)}")
     return problems
 
 

@@ -116,6 +116,27 @@ class GitHubApp:
                 self._slug = self._app_client().get_app().slug
             return f"{self._slug}[bot]"
 
+    def installation_of(self, full_name: str) -> int:
+        """The id of the App's installation on `full_name` (GET /repos/{o}/{r}/installation)."""
+        owner, _, name = full_name.partition("/")
+        with self._lock:
+            integration = self._app_client()
+        try:
+            return int(integration.get_repo_installation(owner, name).id)
+        except GithubException as exc:
+            if exc.status in (401, 404):
+                raise AppCredentialsError(
+                    f"GitHub answered {exc.status} when asked for the App's installation on "
+                    f"{full_name}: check the name, GITHUB_APP_ID and the private key, and that "
+                    "the App is installed there") from exc
+            raise
+
+    def installation_ids(self) -> list[int]:
+        """Every installation of the App (GET /app/installations)."""
+        with self._lock:
+            integration = self._app_client()
+        return [int(i.id) for i in integration.get_installations()]
+
     def bucket(self, installation_id: int) -> WriteBucket:
         """The write pacing bucket of one installation, shared by this process's threads."""
         with self._lock:
