@@ -13,7 +13,8 @@ from tests.bot.core_support import ROOT, free_port
 
 PAYLOAD = str(ROOT / "examples/replay/pull_request.opened.json")
 # replay acts on GitHub (no --dry-run) under the repository lock, kept in Redis in this mode
-COMMANDS = [["worker"], ["labeled", "--label", "x"], ["replay", PAYLOAD, "--event", "pull_request"]]
+COMMANDS = [["worker"], ["labeled", "--label", "x"], ["replay", PAYLOAD, "--event", "pull_request"],
+            ["reconcile"], ["drift", "--repo", "o/r"]]
 
 
 def run_flagbot(args: list[str], redis_url: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
