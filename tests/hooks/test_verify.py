@@ -167,3 +167,16 @@ def test_verify_command_exit_codes_and_json(patched: Repo, tmp_path: Path,
 
 def test_verify_patch_argument_outside_repo_is_a_usage_error(patched: Repo) -> None:
     assert cli.main(["-C", str(patched.path), "verify", "/etc/hostname"]) == 2
+
+
+def test_verify_in_flagbots_own_checkout_gives_advice_that_works_there(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from flagbot.hooks import git
+
+    root = Path(__file__).parents[2]  # hardwares/ holds the example upstream's patches
+    assert cli.main(["-C", str(root), "verify"]) == 1
+    out = capsys.readouterr().out
+    if git.is_shallow(root):  # a CI checkout of depth 1
+        assert "git fetch --unshallow" in out
+    else:
+        assert "unshallow" not in out and "another repository's history" in out
