@@ -1,7 +1,7 @@
 """Whether `FLAGBOT_REDIS_URL` names a Redis server that answers, said in one line.
 
-The commands that only work through Redis (`flagbot worker`, `flagbot labeled` in Redis mode)
-ask first: a wrong URL or a stopped server is an environment error (exit 2) with the reason,
+The commands that work through Redis in that mode (`flagbot worker`, `labeled`, `reconcile`,
+`drift`, and `replay` acting on GitHub) ask first: a wrong URL or a stopped server is an environment error (exit 2) with the reason,
 not a traceback from deep inside the first script call. `flagbot serve` keeps answering
 instead and reports the same reason on `/healthz` (503), since its server must stay up.
 """
