@@ -75,9 +75,9 @@ def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Seque
 
 
 def require_files(given: Sequence[str], base: Path) -> None:
-    """A path the user typed that is not a file is a usage error (2), not a failed check (1):
-    the spelling is wrong, not the thing it names."""
-    missing = [p for p in given if not (base / p).is_file()]
+    """A path the user typed that does not exist is a usage error (2), not a failed check (1):
+    the spelling is wrong, not the thing it names (a folder is the command's to judge)."""
+    missing = [p for p in given if not (base / p).exists()]
     if missing:
         raise UsageError(f"{', '.join(missing)}: no such file (relative to {base})",
                          hint="check the spelling, or leave the paths out to check every one")

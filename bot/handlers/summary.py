@@ -15,7 +15,6 @@ from typing import Any
 from flagbot.bot.github import Comment
 from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.markdown import code, plain
-from flagbot.hooks.findings import Finding
 
 MARKER = "<!-- flagbot:summary"
 KERNELS_BEGIN = "<!-- flagbot:kernels -->"
@@ -36,8 +35,6 @@ class Summary:
     default_branch: str = "main"
     patch_lines: list[str] = field(default_factory=list)  # patch regeneration, when labelled
     kernel_lines: list[str] = field(default_factory=list)  # kernel checks per device
-    # vendor folders that got no label, with the reason the check runs give as a warning
-    skipped_labels: list[Finding] = field(default_factory=list)
 
 
 def find(comments: Iterable[Comment], bot_login: str) -> Comment | None:
@@ -82,30 +79,19 @@ def render(summary: Summary, meta: dict[str, Any]) -> str:
                   "then push to this pull request to re-run the checks."]
         return "\n".join(lines) + "\n"
     lines.append("**Labels**")
-    lines += summary.label_lines or ([] if summary.skipped_labels else [
-        "- none: this pull request touches no PrivateUse1 or vendor paths"])
-    lines += skipped_label_lines(summary.skipped_labels)
+    lines += summary.label_lines or ["- none: this pull request touches no PrivateUse1 or vendor paths"]
     if summary.removed:
         lines.append("- removed " + ", ".join(code(n) for n in summary.removed)
                      + ": their paths are no longer in this pull request")
     if summary.patch_lines:
         lines += ["", "**Patch regeneration**", *summary.patch_lines]
     lines += ["", "**Checks**", "", "| check | result |", "| --- | --- |"]
-    lines += [f"| {c.name} | {ICONS.get(c.conclusion, '')} {c.title} |" for c in summary.checks]
+    lines += [f"| {c.name} | {ICONS.get(c.conclusion, '')} {c.title}"
+              f"{f' ({c.counts})' if c.counts else ''} |" for c in summary.checks]
     lines += ["", *kernels_block(summary.kernel_lines)]
     lines += ["", "**Next steps**"]
     lines += next_steps(summary.checks)
     return "\n".join(lines) + "\n"
-
-
-def skipped_label_lines(found: Sequence[Finding], shown: int = 5) -> list[str]:
-    """Vendor folders without a label, in the words of the check runs' warnings (a few; the
-    check runs list every one)."""
-    lines = [f"- {code(f.path + '/')}: {plain(f.message)}" for f in found[:shown]]
-    if len(found) > shown:
-        lines.append(f"- and {len(found) - shown} more vendor folders without a label (listed "
-                     "in the check runs)")
-    return lines
 
 
 def kernels_block(lines: Sequence[str]) -> list[str]:
@@ -138,6 +124,13 @@ def next_steps(checks: Sequence[CheckResult]) -> list[str]:
     failed = [c for c in checks if c.failed]
     if not failed:
         return ["- nothing to do from flagbot's side; reviewers take it from here"]
-    return [f"- **{c.name}**: open the check run for the annotated lines; {c.summary.splitlines()[-1]}"
-            if "Reproduce locally" in c.summary else f"- **{c.name}**: see the check run"
+    return [f"- **{c.name}**: open the check run for the annotated lines; {reproduce_line(c)}"
+            if reproduce_line(c) else f"- **{c.name}**: see the check run"
             for c in failed] + ["- push a fix; flagbot re-checks every new head"]
+
+
+def reproduce_line(check: CheckResult) -> str:
+    """The check's "Reproduce locally: ..." line, or ""."""
+    return next((line for line in check.summary.splitlines()
+                 if line.startswith("Reproduce locally")), "")
+

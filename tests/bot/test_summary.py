@@ -56,27 +56,6 @@ def test_unreadable_metadata_means_no_bot_labels() -> None:
     assert summary.bot_labels(None) == []
 
 
-def test_a_vendor_folder_without_a_label_is_said_in_the_summary_as_in_the_check_run(
-        emu, settings, repo) -> None:
-    from tests.bot.handlers_support import runs_by_name
-
-    pr = open_pr(emu, repo, {"backends/_newco/README.md": "x\n"})  # unknown on the default branch
-    deliver(emu, settings, repo, pr["number"])
-    [comment] = bot_comments(emu, repo, pr["number"])
-    assert "touches no PrivateUse1 or vendor paths" not in comment["body"]
-    [note] = [a for a in runs_by_name(emu, repo, pr["head"]["sha"])["flagbot / backends"]
-              ["output"]["annotations"] if a["title"] == "vendor-label"]
-    assert f"- `backends/_newco/`: {note['message'].replace('`', chr(92) + '`')}" in comment["body"]
-
-
-def test_many_unlabeled_folders_are_summarised_in_a_few_lines() -> None:
-    from flagbot.hooks.findings import WARNING, Finding
-
-    found = [Finding(f"hardwares/X_{i}", 0, WARNING, "vendor-label", "no label") for i in range(9)]
-    lines = summary.skipped_label_lines(found)
-    assert len(lines) == 6 and lines[-1].startswith("- and 4 more")
-
-
 def test_the_vendor_guide_states_the_label_condition_the_check_run_gives() -> None:
     from pathlib import Path
 
@@ -85,4 +64,4 @@ def test_the_vendor_guide_states_the_label_condition_the_check_run_gives() -> No
     why = labels.unusable("NEW_Z1", "hardwares/NEW_Z1", "vendor: NEW_Z1", known=set())
     assert why is not None
     guide = (Path(__file__).parents[2] / "docs/vendors.md").read_text(encoding="utf-8")
-    assert why.split(" (")[0] in " ".join(guide.split())  # "not a device the default branch knows"
+    assert why in " ".join(guide.split())
