@@ -54,6 +54,6 @@ def test_pip_installs_flagbot_from_a_git_url_at_a_commit(tmp_path: Path) -> None
                            f"flagbot[bot] @ git+file://localhost{ROOT}@{commit}"],
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    for rel in ("flagbot/hooks/cli.py", "flagbot/bot/app.yml", "flagbot/kernels/check.py"):
+    for rel in ("flagbot/hooks/cli.py", "flagbot/bot/admin/app.yml", "flagbot/kernels/check.py"):
         assert (target / rel).is_file(), rel
     assert not (target / "flagbot" / "hooks").is_symlink()
