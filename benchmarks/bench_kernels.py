@@ -424,8 +424,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"bench_kernels: random sweep, seed {seed}, {count} shapes per op", flush=True)
             sweep: dict[str, Any] = {"seed": seed, "count": count, "rows": []}
             result["random"].append(sweep)
-            rows = [Row(op, rr.case, rr.dtype, rr.layout, memory_bound=op != "mm")
-                    for op in ops for rr in random_shapes.draw_rows(op, count, seed)]
+            # round-robin over ops, so a sweep cut short still covers every op alike
+            drawn = {op: random_shapes.draw_rows(op, count, seed) for op in ops}
+            rows = [Row(op, drawn[op][i].case, drawn[op][i].dtype, drawn[op][i].layout,
+                        memory_bound=op != "mm") for i in range(count) for op in ops]
             _run_rows(rows, result, fg, args.reps or RANDOM_REPS, sweep["rows"], args, seed)
             sweep["summary"] = summarize(sweep["rows"])
             text += "\n" + random_markdown(result, sweep)

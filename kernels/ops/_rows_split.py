@@ -130,27 +130,23 @@ def _softmax_peeled_kernel(x_ptr, out_ptr, n, LOG: tl.constexpr, BLOCK_N: tl.con
     dst = out_ptr + a0
     body_end = span // BLOCK_N  # tiles 1 .. body_end - 1 lie wholly inside the row
     ar = tl.arange(0, BLOCK_N)
-    # Pass 1: per-lane running max and sum of exponentials.
+    # Pass 1: running max and sum per tile (one exp per element: the tile's max first).
     cols = ar
     head_mask = (cols >= lead) & (cols < span)
     x = tl.load(src + cols, mask=head_mask, other=-float("inf")).to(tl.float32)
-    run_max = x
-    run_sum = tl.where(head_mask, 1.0, 0.0)
+    row_max = tl.max(x, axis=0)
+    row_sum = tl.sum(tl.exp(x - row_max), axis=0)
     for t in range(1, body_end):
         x = tl.load(src + t * BLOCK_N + ar).to(tl.float32)
-        new_max = tl.maximum(run_max, x)
-        safe = tl.where(new_max == -float("inf"), 0.0, new_max)
-        run_sum = run_sum * tl.exp(run_max - safe) + tl.exp(x - safe)
-        run_max = new_max
+        new_max = tl.maximum(row_max, tl.max(x, axis=0))
+        row_sum = row_sum * tl.exp(row_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
+        row_max = new_max
     if body_end >= 1 and span % BLOCK_N > 0:
         cols = body_end * BLOCK_N + ar
         x = tl.load(src + cols, mask=cols < span, other=-float("inf")).to(tl.float32)
-        new_max = tl.maximum(run_max, x)
-        safe = tl.where(new_max == -float("inf"), 0.0, new_max)
-        run_sum = run_sum * tl.exp(run_max - safe) + tl.exp(x - safe)
-        run_max = new_max
-    row_max = tl.max(run_max, axis=0)
-    row_sum = tl.sum(run_sum * tl.exp(run_max - row_max), axis=0)
+        new_max = tl.maximum(row_max, tl.max(x, axis=0))
+        row_sum = row_sum * tl.exp(row_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
+        row_max = new_max
     log_sum = tl.log(row_sum)
     # Pass 2: the outputs, same tiles.
     x = tl.load(src + ar, mask=head_mask, other=0.0).to(tl.float32)
