@@ -19,13 +19,7 @@ import triton
 import triton.language as tl
 
 from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
-from flagbot.kernels.ops._rows_split import (
-    SPLIT_BLOCK,
-    softmax_peeled,
-    softmax_split_rows,
-    split_chunks,
-    wants_peel,
-)
+from flagbot.kernels.ops._rows_split import SPLIT_BLOCK, softmax_split_rows, split_chunks
 
 # A whole row lives in registers up to this many elements; longer rows take the looped path.
 MAX_ROW_BLOCK = 16384
@@ -250,8 +244,6 @@ def _launch_rows(view: torch.Tensor, out: torch.Tensor, log: bool, max_row_block
         # fewer rows than the GPU has room for: chunks of each row go to separate programs
         softmax_split_rows(view, out, log, alignment(n, view.stride(0)), chunk,
                            min(SPLIT_BLOCK, max_row_block))
-    elif wants_peel(view):
-        softmax_peeled(view, out, log, min(LONG_BLOCK, max_row_block), LONG_WARPS)
     else:
         tile = min(LONG_BLOCK, max_row_block)
         kernel = _softmax_long_kernel

@@ -1,5 +1,4 @@
-"""Softmax over long rows: few very long rows split into chunks that programs share, and
-16-bit rows of an odd length read in aligned vectors.
+"""Softmax over few very long rows: each row split into chunks that programs share.
 
 One program per row (the looped kernel in _rows.py) leaves most of the GPU idle when there are
 fewer rows than multiprocessors: 8 rows of 1,000,003 fp32 elements ran at 5% of copy
@@ -7,12 +6,6 @@ bandwidth on an H100 (2026-11-26). Here a first launch writes each chunk's runni
 of exponentials (fp32, two numbers per chunk), and a second launch combines a row's chunk
 statistics and writes that chunk's output: two launches and a tiny allocation, against up to
 hundreds of programs streaming the rows.
-
-A contiguous 16-bit tensor whose rows have an odd length (a 50257-token vocabulary) has no row
-starting on 16 bytes, so a kernel that addresses each row from its start loads 2-byte scalars
-(0.80x torch on an H100). The peeled kernel addresses tiles from the 16-byte boundary at or
-before the row's start: only the first and last tile of a row are masked, every tile between
-is loaded and stored in 16-byte vectors.
 """
 # Triton kernels take DSL-typed arguments that Python annotations cannot express.
 # mypy: disable-error-code="untyped-decorator,no-untyped-def"
@@ -113,77 +106,3 @@ def softmax_split_rows(view: torch.Tensor, out: torch.Tensor, log: bool, align: 
                         BLOCK_N=block, CHUNKS=max(2, int(triton.next_power_of_2(chunks))),
                         ALIGN=align, num_warps=SPLIT_WARPS)
 
-
-PEEL_VECTOR = 8  # 16-bit elements in 16 bytes
-
-
-@triton.jit
-def _softmax_peeled_kernel(x_ptr, out_ptr, n, LOG: tl.constexpr, BLOCK_N: tl.constexpr,
-                           VEC: tl.constexpr):
-    # Rows are contiguous (row stride n), so input and output share every offset.
-    row = tl.program_id(0).to(tl.int64)
-    base = row * n
-    a0 = (base // VEC) * VEC  # the vector boundary at or before the row's start
-    lead = (base - a0).to(tl.int32)
-    span = lead + n  # the row covers [lead, span) of the tiles counted from a0
-    src = x_ptr + a0
-    dst = out_ptr + a0
-    body_end = span // BLOCK_N  # tiles 1 .. body_end - 1 lie wholly inside the row
-    ar = tl.arange(0, BLOCK_N)
-    # Pass 1: running max and sum per tile (one exp per element: the tile's max first).
-    cols = ar
-    head_mask = (cols >= lead) & (cols < span)
-    x = tl.load(src + cols, mask=head_mask, other=-float("inf")).to(tl.float32)
-    row_max = tl.max(x, axis=0)
-    row_sum = tl.sum(tl.exp(x - row_max), axis=0)
-    for t in range(1, body_end):
-        x = tl.load(src + t * BLOCK_N + ar).to(tl.float32)
-        new_max = tl.maximum(row_max, tl.max(x, axis=0))
-        row_sum = row_sum * tl.exp(row_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
-        row_max = new_max
-    if body_end >= 1 and span % BLOCK_N > 0:
-        cols = body_end * BLOCK_N + ar
-        x = tl.load(src + cols, mask=cols < span, other=-float("inf")).to(tl.float32)
-        new_max = tl.maximum(row_max, tl.max(x, axis=0))
-        row_sum = row_sum * tl.exp(row_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
-        row_max = new_max
-    log_sum = tl.log(row_sum)
-    # Pass 2: the outputs, same tiles.
-    x = tl.load(src + ar, mask=head_mask, other=0.0).to(tl.float32)
-    if LOG:
-        y = x - row_max - log_sum
-    else:
-        y = tl.exp(x - row_max) / row_sum
-    tl.store(dst + ar, y.to(out_ptr.dtype.element_ty), mask=head_mask)
-    for t in range(1, body_end):
-        x = tl.load(src + t * BLOCK_N + ar).to(tl.float32)
-        if LOG:
-            y = x - row_max - log_sum
-        else:
-            y = tl.exp(x - row_max) / row_sum
-        tl.store(dst + t * BLOCK_N + ar, y.to(out_ptr.dtype.element_ty))
-    if body_end >= 1 and span % BLOCK_N > 0:
-        cols = body_end * BLOCK_N + ar
-        x = tl.load(src + cols, mask=cols < span, other=0.0).to(tl.float32)
-        if LOG:
-            y = x - row_max - log_sum
-        else:
-            y = tl.exp(x - row_max) / row_sum
-        tl.store(dst + cols, y.to(out_ptr.dtype.element_ty), mask=cols < span)
-
-
-def wants_peel(view: torch.Tensor) -> bool:
-    """16-bit rows stored back to back whose length is not a multiple of 8 (no row but the
-    first starts on 16 bytes)."""
-    m, n = view.shape
-    return (view.element_size() == 2 and view.stride(0) == n and n % PEEL_VECTOR != 0
-            and view.data_ptr() % 16 == 0)
-
-
-def softmax_peeled(view: torch.Tensor, out: torch.Tensor, log: bool, block: int,
-                   warps: int) -> None:
-    """softmax (or log_softmax) of each row of contiguous 16-bit `view` into `out` (same
-    shape, contiguous), tiles of `block` counted from 16-byte boundaries."""
-    m, n = view.shape
-    kernel: Any = _softmax_peeled_kernel
-    kernel[(m,)](view, out, n, LOG=log, BLOCK_N=block, VEC=PEEL_VECTOR, num_warps=warps)

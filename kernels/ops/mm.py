@@ -23,6 +23,7 @@ from flagbot.kernels.spec import NO_BF16, Case, Inputs, OpSpec, randn
 TARGET_PROGRAMS = 264  # two per multiprocessor on a 132-SM part
 SMALL_GRID = 192  # fewer 128x128 output tiles than this: 64x128 tiles
 WIDE_GRID = 1000  # this many 128x128 tiles or more (~4 waves): 128x256 tiles
+FEW_TILES = 64  # fewer output tiles than this (half the SMs of a 132-SM part): split K too
 
 
 @dataclass(frozen=True)
@@ -57,16 +58,20 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype) -> MMConfig:
     elif m <= 64:
         cfg, max_split = MMConfig(64, 128, bk, 4, 4), 2
     elif not wide:
-        cfg, max_split = MMConfig(128, 64, 32, 4, 4), 1
+        cfg = MMConfig(128, 64, 32, 4, 4)
+        max_split = 4 if triton.cdiv(m, 128) * triton.cdiv(n, 64) < FEW_TILES else 1
     elif tiles_128 < SMALL_GRID:
-        # under ~1.5 waves of 128x128 tiles, half-height tiles keep more SMs busy
-        cfg, max_split = MMConfig(64, 128, 64, 4, 4), 1
+        # under ~1.5 waves of 128x128 tiles, half-height tiles keep more SMs busy; a grid
+        # under half the SMs also splits K (73x2047x4096 bf16: 32 tiles, 0.56x torch unsplit)
+        cfg = MMConfig(64, 128, 64, 4, 4)
+        max_split = 4 if triton.cdiv(m, 64) * triton.cdiv(n, 128) < FEW_TILES else 1
     elif tiles_128 >= WIDE_GRID:
         cfg, max_split = MMConfig(128, 256, 64, 8, 3), 1
     else:
         cfg, max_split = MMConfig(128, 128, 64, 8, 3), 1
     tiles = triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n)
-    # Only skinny products split K: for squares the partial sums cost more than idle SMs.
+    # Only skinny products and grids under half the SMs split K: for squares the partial
+    # sums cost more than idle SMs.
     if max_split > 1 and tiles < TARGET_PROGRAMS:
         split = min(triton.cdiv(TARGET_PROGRAMS, tiles), k // (4 * cfg.block_k), max_split)
         if split > 1:
@@ -259,6 +264,10 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
         vec_cfg = (config if isinstance(config, GemvConfig)
                    else gemv_config(max(m, n), k, a.dtype, k_contiguous))
+        if vec_cfg is None and m > 1:
+            # one output column: the tile path would not split K for m > 64 (a 264x1x8192
+            # fp32 product ran at 0.02x torch through it on an H100), so GEMV regardless
+            vec_cfg = GemvConfig(8, 512 if a.element_size() == 2 else 256, 4, 3)
         if vec_cfg is not None and min(m, n) == 1:
             gemv_into(c, a, b, vec_cfg)
             return c

@@ -1,8 +1,8 @@
 """Each dispatch path the generic ops choose by shape, forced at tiny odd shapes on the
 interpreter (or the GPU where there is one), compared with float64 torch: the one-launch GEMV,
 mm's unmasked K loop with its masked tail and aligned-stride rewrites, softmax split across
-programs for few long rows, softmax over 16-bit rows of odd length read from 16-byte
-boundaries, and sums over a short dim with inner columns. Also: the random shapes (seeded,
+programs for few long rows or copied to rows for few columns down a long dim, and sums over a
+short dim with inner columns. Also: the random shapes (seeded,
 bounded, every class they promise) and their `--shapes random` plumbing.
 """
 
@@ -58,6 +58,9 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     assert gemv_config(8192, 8192, torch.bfloat16, k_contiguous=True) is not None
     # a few outputs over a long K: split K across programs instead
     assert gemv_config(100, 30000, torch.bfloat16, k_contiguous=False) is None
+    # ... which only one output row has: one output column over a long K stays GEMV
+    a, v = _randn(70, 3000, device=device), _randn(3000, 1, seed=1, device=device)
+    _check("mm", mm(a, v), a.double() @ v.double(), 3000)
     a, b = _randn(3, 8, device=device), _randn(8, 4, seed=1, device=device)
     with pytest.raises(ValueError, match="GemvConfig"):
         mm(a, b, config=GemvConfig(8, 16, 4, 1))
@@ -99,18 +102,6 @@ def test_softmax_few_long_rows_split_across_programs(m: int, n: int, dtype: torc
 
 
 @pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize(("m", "n"), [(600, 37), (529, 67), (530, 130)])
-def test_softmax_16bit_odd_rows_peeled_to_vector_boundaries(m: int, n: int, fn: object,
-                                                            device: torch.device) -> None:
-    x = (_randn(m, n, device=device) * 4).to(torch.float16)
-    view = x.view(-1, n)
-    assert _rows_split.wants_peel(view)
-    assert _rows_split.split_chunks(m, n, 16) == n  # many rows: no split, so the peel runs
-    ref = torch.softmax if fn is softmax else torch.log_softmax
-    _check("softmax", fn(x, -1, max_row_block=16), ref(x.double(), -1), n)  # type: ignore[operator]
-
-
-@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
 def test_softmax_few_columns_down_a_long_dim_copies_then_runs_rows(
         fn: object, monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
     from flagbot.kernels.ops import _rows
@@ -121,12 +112,6 @@ def test_softmax_few_columns_down_a_long_dim_copies_then_runs_rows(
     for dim in (-1, 0):
         out = fn(x, dim, max_row_block=16)  # type: ignore[operator]
         _check("softmax", out, ref(x.double(), dim), x.shape[dim])
-
-
-def test_peel_is_only_for_odd_16bit_back_to_back_rows() -> None:
-    assert not _rows_split.wants_peel(torch.zeros(4, 37).view(-1, 37))  # fp32
-    assert not _rows_split.wants_peel(torch.zeros(4, 40, dtype=torch.float16))  # aligned
-    assert not _rows_split.wants_peel(torch.zeros(4, 64, dtype=torch.float16)[:, :37])  # strided
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
