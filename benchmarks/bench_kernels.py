@@ -127,6 +127,10 @@ SWEEP: list[Row] = [
     *[Row("mm", Case(s), BF16, memory_bound=False)
       for s in ((1, 14336, 4096), (1, 4096, 14336), (8192, 1, 8192), (1, 1001, 30011),
                 (1, 1459, 3049))],
+    # from the random sweeps (2026-11-26): one output column with few rows, a grid of 32 tiles
+    Row("mm", Case((264, 1, 8192)), F32, memory_bound=False),
+    Row("mm", Case((73, 2047, 4096)), BF16, memory_bound=False),
+    Row("mm", Case((2, 1163, 812)), F16, memory_bound=False),
     Row("mean", Case((4097, 4097), {"dim": 0}), F16),
     Row("mean", Case((1999, 3001), {"dim": 0}), BF16),
     Row("mean", Case((8191, 1023), {"dim": 0}), BF16),
