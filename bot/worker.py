@@ -21,8 +21,10 @@ from typing import Any, Protocol
 
 from huey.consumer import Consumer
 
-from flagbot.bot import logs, metrics
+from flagbot.bot.chores.drift import DriftSchedule, start_schedule
+from flagbot.bot.chores.reconcile import Reconciler, start_reconciler
 from flagbot.bot.locks import RepoLocks
+from flagbot.bot.monitoring import logs, metrics
 from flagbot.bot.settings import Settings
 from flagbot.bot.store import MAX_TRIES, Delivery, Ledger
 from flagbot.bot.store.factory import open_ledger, open_queue
@@ -80,25 +82,25 @@ class QuietConsumer(Consumer):  # type: ignore[misc]
 class Worker:
     """Executes `process_delivery` tasks for one process (any number of threads)."""
 
-    def __init__(self, settings: Settings, handlers: Handlers, *, ledger: Ledger | None = None,
-                 threads: int | None = None, lease_s: float = LEASE_S,
-                 retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S,
-                 queued_grace_s: float = QUEUED_GRACE_S) -> None:
+    def __init__(self, settings: Settings, handlers: Handlers, *, threads: int | None = None,
+                 lease_s: float = LEASE_S,
+                 retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S) -> None:
         self.settings = settings
         self.handlers = handlers
         self.locks = RepoLocks(settings)
-        self.ledger = ledger or open_ledger(settings)
+        self.ledger: Ledger = open_ledger(settings)
         self.queue = open_queue(settings, self.process)
         self.threads = threads or settings.worker_threads
         self.lease_s = lease_s
         self.retry_delays_s = retry_delays_s
-        self.queued_grace_s = queued_grace_s
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._active: set[str] = set()
         self._active_lock = threading.Lock()
         self._stop = threading.Event()
         self._consumer: QuietConsumer | None = None
         self._keeper: threading.Thread | None = None
+        self._reconciler: Reconciler | None = None
+        self._drift: DriftSchedule | None = None
         # when this worker last took a delivery or saw the queue empty (its /healthz beacon)
         self._progress = time.time()
 
@@ -179,7 +181,7 @@ class Worker:
             log.error("delivery %s (%s): failed: its worker stopped during the last try "
                       "(killed or crashed); it runs again when GitHub redelivers it",
                       delivery_id, event)
-        ids = self.ledger.stale(queued_grace_s=self.queued_grace_s)
+        ids = self.ledger.stale(queued_grace_s=QUEUED_GRACE_S)
         for delivery_id in ids:
             self.queue.enqueue(delivery_id)
         if ids:
@@ -219,6 +221,8 @@ class Worker:
                                        periodic=False, initial_delay=0.02, max_delay=0.25,
                                        check_worker_health=False)
         self._consumer.start()
+        self._reconciler = start_reconciler(self.settings, self.ledger)
+        self._drift = start_schedule(self.settings)
         log.info("worker %s: %d threads on the %s queue", self.owner, self.threads,
                  "Redis" if self.settings.redis_url else "SQLite")
 
@@ -230,6 +234,9 @@ class Worker:
             self._consumer.shutdown_timeout = timeout_s if graceful else 0.0
             self._consumer.stop(graceful=graceful)
         self._stop.set()
+        for chore in (self._reconciler, self._drift):
+            if chore is not None:
+                chore.stop()
         if self._keeper is not None:
             self._keeper.join(timeout=5)
         with self._active_lock:

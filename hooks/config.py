@@ -105,13 +105,51 @@ DEFAULTS: dict[str, Any] = {
     "flaggems": {
         "package_root": None,
     },
-    # backend names routing files may use beyond those the FlagOS plugin's parser accepts
+    # FlagScale's hardware/patch_history.yaml after a merged vendor PR changed a per-file
+    # folder: `pull_request` (a branch and a PR), `push` (straight onto the default branch) or `off`
+    "patch_history": {
+        "update": "pull_request",
+    },
+    # backend names routing files may use beyond those the FlagOS plugin's parser accepts, and
+    # the routing files a PR may change (the bot's `flagbot / routing` check run)
     "routing": {
         "backends": [],
+        "files": ["**/backends*.conf"],
+    },
+    # the worker re-applies every stored patch onto the default branch this often (0: never)
+    "drift": {
+        "every_hours": 24,
+    },
+    # a PR touching these gets the `flagbot / plugins` check run (plugin registries and the
+    # files they are checked against; see docs/hooks.md, check-plugins)
+    "plugins": {
+        "paths": ["**/dispatch/config/*.yaml", "**/dispatch/config/*.yml",
+                  "**/dispatch/config/utils.py", "**/dispatch/backends/**/register_ops.py",
+                  "*_fl/utils.py", "*_fl/__init__.py", "*_fl/ops/custom_ops.py",
+                  "megatron/**/*.py"],
     },
 }
 
+DEVICE_FIELD = "{device}"  # where a label pattern (`labels.*.pattern`) puts the device's name
+
+
+def label_name(pattern: str, device: str) -> str:
+    """The label (or text) `pattern` gives `device`: `vendor: {device}` -> `vendor: A_X100`."""
+    return pattern.replace(DEVICE_FIELD, device)
+
+
+def label_device(pattern: str, name: str) -> str | None:
+    """The device the label `name` names under `pattern`, or None when it is no such label."""
+    prefix, _, suffix = pattern.partition(DEVICE_FIELD)
+    if name.startswith(prefix) and name.endswith(suffix) and len(name) > len(prefix + suffix):
+        return name[len(prefix): len(name) - len(suffix)]
+    return None
+
+
+# repository roles a configuration may require, weakest first (the bot's ROLES adds "none")
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
+HISTORY_UPDATES = ("pull_request", "push", "off")
+LABEL_WHEN = ("open", "merged")
 DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
 # a kernel-check device: a runner label style name (`a_x100`, `cpu`, `nvidia-h100`)
 CHECK_DEVICE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,49}$")
@@ -187,11 +225,11 @@ def validate_labels(labels: dict[str, Any]) -> list[str]:
     elif not isinstance(pu1.get("paths"), list) or not all(isinstance(p, str) and p for p in pu1["paths"]):
         problems.append("labels.privateuse1.paths: must be a list of glob strings")
     vendor = labels.get("vendor", {})
-    if not isinstance(vendor, dict) or "{device}" not in str(vendor.get("pattern", "")):
+    if not isinstance(vendor, dict) or DEVICE_FIELD not in str(vendor.get("pattern", "")):
         problems.append("labels.vendor.pattern: must be a string containing {device}")
     for kind in ("device", "ci"):
         spec = labels.get(kind, {})
-        if not isinstance(spec, dict) or "{device}" not in str(spec.get("pattern", "")):
+        if not isinstance(spec, dict) or DEVICE_FIELD not in str(spec.get("pattern", "")):
             problems.append(f"labels.{kind}.pattern: must be a string containing {{device}}")
     needs = labels.get("needs_ok_to_test", {})
     if not isinstance(needs, dict) or not isinstance(needs.get("name"), str) \
@@ -207,6 +245,12 @@ def validate_labels(labels: dict[str, Any]) -> list[str]:
                             f"{shown(spec.get('color'))}")
         if not isinstance(spec.get("description", ""), str) or len(spec.get("description", "")) > 100:
             problems.append(f"labels.{kind}.description: must be a string of at most 100 characters")
+    for kind in ("privateuse1", "vendor"):
+        spec = labels.get(kind)
+        if isinstance(spec, dict) and spec.get("when", "open") not in LABEL_WHEN:
+            problems.append(f"labels.{kind}.when: must be one of {', '.join(LABEL_WHEN)} (open: "
+                            f"while the PR is open; merged: at merge, when flagbot's checks "
+                            f"passed), got {shown(spec.get('when'))}")
     return problems
 
 
@@ -257,11 +301,31 @@ def validate(raw: dict[str, Any]) -> list[str]:
     if not isinstance(names, list) or not all(isinstance(n, str) and BACKEND_RE.match(n) for n in names):
         problems.append("routing.backends: must be a list of backend names like my_npu, got "
                         f"{shown(names)}")
+    history = raw.get("patch_history")
+    update = history.get("update") if isinstance(history, dict) else None
+    if update not in HISTORY_UPDATES:
+        problems.append(f"patch_history.update: must be one of {', '.join(HISTORY_UPDATES)}, "
+                        f"got {shown(update)}")
+    routing_files = routing.get("files") if isinstance(routing, dict) else None
+    if not isinstance(routing_files, list) or not all(isinstance(g, str) and g for g in routing_files):
+        problems.append("routing.files: must be a list of path globs like **/backends*.conf, got "
+                        f"{shown(routing_files)}")
+    plugins = raw.get("plugins")
+    paths = plugins.get("paths") if isinstance(plugins, dict) else None
+    if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):
+        problems.append(f"plugins.paths: must be a list of glob strings, got {shown(paths)}")
     kernels = raw.get("kernels")
     if not isinstance(kernels, dict):
         problems.append("kernels: must be a mapping")
     else:
         problems += validate_kernels(kernels)
+    drift = raw.get("drift")
+    hours = drift.get("every_hours") if isinstance(drift, dict) else None
+    if not isinstance(drift, dict) or set(drift) - {"every_hours"}:
+        problems.append("drift: must be a mapping with one key, every_hours")
+    elif not isinstance(hours, (int, float)) or isinstance(hours, bool) or not 0 <= hours <= 24 * 365:
+        problems.append(f"drift.every_hours: must be a number of hours from 0 (never) to 8760, "
+                        f"got {shown(hours)}")
     return problems
 
 

@@ -1,4 +1,4 @@
-"""`python -m flagbot.kernels ...` = `flagbot kernels ...` (device runners need no install)."""
+"""`python -m flagbot.kernels ...` = `flagbot kernels ...` (from an installed flagbot)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """End-to-end harness for the bot: emulator + the real app (Flask, threaded) + the real worker.
 
 Used by tests/bot/test_e2e.py and benchmarks/bench_bot_e2e.py: a signed delivery goes over HTTP
-to /webhook, is recorded and queued, the worker runs `flagbot.bot.handlers.BotHandlers`, which talks
+to /webhook, is recorded and queued, the worker runs `flagbot.bot.dispatch.BotHandlers`, which talks
 to the emulator through PyGithub. `big_pr` builds a pull request of 300 changed files (the end-to-end target: done within 2 s).
 """
 
@@ -35,19 +35,19 @@ RESOURCES = Path(__file__).resolve().parent / "resources"
 def app_settings(emu: Emulator, state_dir: Path, **overrides: Any) -> Settings:
     """Settings for the App against `emu`, webhook secret set, worker driven by the harness."""
     base = Settings(app_id=emu.app_id, private_key=emu.private_key_pem, api_url=emu.url,
-                    webhook_secret=SECRET, state_dir=state_dir, write_spacing_s=0.0,
-                    run_worker_in_process=False)
+                    webhook_secret=SECRET, state_dir=state_dir, write_spacing_s=0.0)
     return base.with_overrides(**overrides)
 
 
 @contextmanager
-def serving(settings: Settings, threads: int = 2) -> Iterator[str]:
-    """The webhook app on a loopback port plus a worker with `threads` threads; yields the URL."""
-    from flagbot.bot.app import create_app
-    from flagbot.bot.handlers import BotHandlers
+def serving(settings: Settings, threads: int = 2, port: int = 0) -> Iterator[str]:
+    """The webhook app on a loopback port (`port`, else a free one) plus a worker with `threads`
+    threads; yields the URL."""
+    from flagbot.bot.dispatch import BotHandlers
+    from flagbot.bot.entry.web import create_app
     from flagbot.bot.worker import Worker
 
-    server = make_server("127.0.0.1", 0, create_app(settings), threaded=True)
+    server = make_server("127.0.0.1", port, create_app(settings), threaded=True)
     thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     worker = Worker(settings, BotHandlers(settings), threads=threads)

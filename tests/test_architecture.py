@@ -5,15 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-SIDES = ("hooks", "bot", "kernels")
-
-
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(["flagbot", *parts])
+from testing.layout import module_files
 
 
 def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
@@ -24,24 +16,32 @@ def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def executed(name: str, files: dict[str, Path]) -> set[str]:
+    """The flagbot modules Python runs to import `name`: every enclosing package's `__init__`
+    (outermost first in practice) and the module itself."""
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & files.keys()
+
+
 def import_graph() -> dict[str, set[str]]:
-    """Every flagbot module -> the flagbot modules it imports anywhere in its body."""
-    files = {_module_name(p): p for side in SIDES for p in (ROOT / side).rglob("*.py")}
+    """Every flagbot module -> the flagbot modules importing it executes, from anywhere in its
+    body: `from pkg import mod` runs pkg/__init__.py (and its parents') before mod."""
+    files = module_files()
     graph: dict[str, set[str]] = {}
     for module, path in files.items():
         targets: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
+                for alias in node.names:
+                    targets |= executed(alias.name, files)
             elif isinstance(node, ast.ImportFrom):
                 base = _resolve(module, node, path.name == "__init__.py")
+                targets |= executed(base, files)
                 # `from pkg import mod` imports the submodule when there is one
-                names = [f"{base}.{a.name}" if f"{base}.{a.name}" in files else base
-                         for a in node.names]
-            else:
-                continue
-            targets |= {n for n in names if n in files and n != module}
-        graph[module] = targets
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in files:
+                        targets.add(f"{base}.{alias.name}")
+        graph[module] = targets - {module}
     return graph
 
 
@@ -73,15 +73,34 @@ def test_the_cycle_finder_finds_a_planted_cycle() -> None:
     assert find_cycle({"a": {"b"}, "b": set()}) == []
 
 
+def test_the_graph_counts_the_package_inits_an_import_runs() -> None:
+    files = {name: Path(name) for name in ("p", "p.q", "p.q.m", "p.r")}
+    assert executed("p.q.m", files) == {"p", "p.q", "p.q.m"}
+    graph = import_graph()
+    # experimental/ops/__init__.py imports a module of kernels.imports: the package counts
+    assert "flagbot.kernels.intake" in graph["flagbot.kernels.experimental.ops"]
+    assert "flagbot" in graph["flagbot.kernels.experimental.ops"]
+
+
 def test_production_code_has_no_import_cycles() -> None:
     graph = import_graph()
     assert len(graph) > 50, "the walk found too few modules to be trusted"
     assert find_cycle(graph) == []
 
 
+# The package's own root: its __init__ and the exit codes every side shares (they import nothing).
+SHARED_ROOT = {"flagbot", "flagbot.exit_codes"}
+
+
+def test_the_shared_root_imports_nothing() -> None:
+    graph = import_graph()
+    assert {m: graph[m] for m in SHARED_ROOT} == {m: set() for m in SHARED_ROOT}
+
+
 def test_the_device_side_imports_neither_other_side() -> None:
     graph = import_graph()
-    crossing = {m: sorted(t for t in targets if not t.startswith("flagbot.kernels"))
+    crossing = {m: sorted(t for t in targets if not t.startswith("flagbot.kernels")
+                          and t not in SHARED_ROOT)
                 for m, targets in graph.items() if m.startswith("flagbot.kernels")}
     assert {m: t for m, t in crossing.items() if t} == {}
 
@@ -96,11 +115,18 @@ def test_the_local_side_never_imports_the_server() -> None:
 # The device side's torch-free description of the FlagGems layout, shared with the checker.
 SHARED_LAYOUT = {"flagbot.kernels.flaggems_layout", "flagbot.kernels.tune_configs",
                  "flagbot.kernels.yamlload"}
+# ... and the package init importing them runs (it imports nothing itself)
+SHARED_LAYOUT_PACKAGES = {"flagbot.kernels"}
+
+
+def test_the_device_side_package_init_imports_nothing() -> None:
+    assert import_graph()["flagbot.kernels"] == set()
 
 
 def test_the_local_side_takes_only_the_layout_description_from_the_device_side() -> None:
     graph = import_graph()
     down = {m: sorted(t for t in targets
-                      if t.startswith("flagbot.kernels") and t not in SHARED_LAYOUT)
+                      if t.startswith("flagbot.kernels")
+                      and t not in SHARED_LAYOUT | SHARED_LAYOUT_PACKAGES)
             for m, targets in graph.items() if m.startswith("flagbot.hooks")}
     assert {m: t for m, t in down.items() if t} == {}

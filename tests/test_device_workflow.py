@@ -71,5 +71,7 @@ def test_no_secrets_and_a_read_only_token() -> None:
 
 def test_the_local_runner_runs_the_same_check() -> None:
     argv = local.command("backends/_x", ["softmax"], 1.3, 0.8, Path("/tmp/r.json"))
-    assert argv[1] == "-I" and argv[5:9] == ["check", "--backend", "backends/_x", "--json"]
+    assert argv[1] == "-I" and argv[4:8] == ["check", "--backend", "backends/_x", "--json"]
     assert "--min-speedup" in argv and "--ops" in argv
+    # the installed flagbot, never a folder put on the child's path (the checkout has no links)
+    assert "sys.path" not in argv[3] and "flagbot.kernels.cli" in argv[3]

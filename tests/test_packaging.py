@@ -1,11 +1,12 @@
-"""The wheel installs only the `flagbot` namespace: it sits beside a distribution that owns a
-top-level `kernels` package (a real one exists on PyPI) and neither shadows the other."""
+"""Packaging: the three top-level folders install as `flagbot.hooks`, `flagbot.bot` and
+`flagbot.kernels` by a mapping (no links), from any clone, Windows' link-less ones included; the
+wheel installs only the `flagbot` namespace, beside a distribution that owns a top-level
+`kernels` package (a real one exists on PyPI), and neither shadows the other."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import subprocess
 import sys
 import venv
@@ -13,6 +14,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
+from testing.layout import clone_without_links, module_files, package_names, setuptools_config
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -41,22 +44,47 @@ def _wheel(source: Path, out: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheels(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's working files, cloned the way Git for Windows clones (no links)."""
+    return clone_without_links(tmp_path_factory.mktemp("clone"))[0]
+
+
+@pytest.fixture(scope="module")
+def wheels(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     work = tmp_path_factory.mktemp("wheels")
     dummy = work / "not-flagbot-kernels"
     (dummy / "kernels").mkdir(parents=True)
     (dummy / "pyproject.toml").write_text(DUMMY_PYPROJECT)
     (dummy / "kernels" / "__init__.py").write_text('OWNER = "not-flagbot-kernels"\n')
-    # built from a copy: setuptools leaves build/ and *.egg-info/ beside the sources
-    source = work / "flagbot"
-    source.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for part in ("pyproject.toml", "README.md", "flagbot", "bot", "hooks", "kernels"):
-        if (ROOT / part).is_dir():
-            shutil.copytree(ROOT / part, source / part, symlinks=True, ignore=ignore)
-        else:
-            shutil.copy2(ROOT / part, source / part)
-    return _wheel(source, work / "flagbot-dist"), _wheel(dummy, work / "dummy-dist")
+    return _wheel(clone, work / "flagbot-dist"), _wheel(dummy, work / "dummy-dist")
+
+
+def test_no_tracked_file_is_a_symbolic_link() -> None:
+    staged = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.splitlines()
+    assert len(staged) > 100, "git listed too few files to be trusted"
+    assert [line for line in staged if line.startswith("120000 ")] == []
+
+
+def test_the_package_list_names_every_package_folder() -> None:
+    listed = setuptools_config()["packages"]
+    assert isinstance(listed, list)
+    assert set(listed) == package_names()
+    assert {"flagbot.hooks.patches", "flagbot.bot.handlers", "flagbot.kernels.ops"} <= set(listed)
+
+
+def test_a_clone_without_links_builds_a_wheel_with_every_module_as_a_real_file(
+        clone: Path, wheels: tuple[Path, Path]) -> None:
+    flagbot_wheel, _ = wheels
+    with zipfile.ZipFile(flagbot_wheel) as wheel:
+        names = set(wheel.namelist())
+        expected = {name: path for name, path in module_files().items()}
+        assert len(expected) > 150
+        for name, path in expected.items():
+            inside = name.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py"
+                                               else ".py")
+            assert inside in names, f"{inside} (from {path.relative_to(ROOT)}) not in the wheel"
+            assert wheel.read(inside) == path.read_bytes(), inside
 
 
 def test_the_wheel_holds_only_the_flagbot_namespace(wheels: tuple[Path, Path]) -> None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
 from flagbot.bot.devices import plan, runs, trust
+from flagbot.bot.github import comments
+from flagbot.bot.github.markdown import code
 from flagbot.bot.handlers import labels, summary
-from flagbot.bot.markdown import code
 from flagbot.hooks.errors import UsageError
 
 
@@ -31,7 +32,7 @@ def run(cc: CommandContext, inv: Invocation) -> Outcome:
                                  f"{pr.head_sha[:10]}\n", meta)
         client.create_comment(pr.number, summary.with_kernels(body, []))
     else:
-        summary.upsert(client, pr.number, existing, summary.with_meta(existing.body, meta))
+        comments.upsert(client, pr.number, existing, summary.with_meta(existing.body, meta))
     devices = plan.devices(config)
     rule = plan.rules(config)
     paths = labels.touched_paths(client.pull_files(pr.number))

@@ -16,14 +16,13 @@ from pathlib import Path
 
 from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
-from flagbot.bot.markdown import code, code_block
+from flagbot.bot.github.markdown import code, code_block
 from flagbot.hooks import git
-from flagbot.hooks.errors import CheckFailed, UsageError
-from flagbot.hooks.patches import hetero, patchfile, roundtrip
-from flagbot.hooks.patches.build import check_hetero_listing, resolve_base
+from flagbot.hooks.errors import UsageError
+from flagbot.hooks.patches import hetero
+from flagbot.hooks.patches.build import apply_stored, resolve_patches
 from flagbot.hooks.patches.devices import DEVICE_RE, check_devices, check_hex_prefix
 from flagbot.hooks.patches.scratch import GitDir
-from flagbot.hooks.patches.verify import read_checked
 
 MAX_DEVICES = 8
 BRANCH = "unpatch/{device}/{base8}"
@@ -83,30 +82,9 @@ def build(git_dir: Path, scratch: Path, data: bytes, blob: str, rel: str, base: 
     if known.returncode == 0:
         return known.stdout.decode().strip(), True
     gd = GitDir(git_dir, scratch / f"index-{blob}", scratch, scratch)
-    try:
-        applied = roundtrip.apply_series(gd, base, patchfile.split_mails(data))
-    except roundtrip.ApplyFailed as exc:
-        raise CheckFailed(f"{rel}:{exc.line}: {exc}",
-                          hint="run flagbot verify on it; regenerate it with flagbot patch") from exc
-    tip = applied[-1].commit
+    tip = apply_stored(gd, base, data, rel)[-1].commit
     git.run(["update-ref", ref, tip], cwd=git_dir, git_dir=git_dir)
     return tip, False
-
-
-def resolve(tree: Path, hardwares: str, devices: list[str], want: str) -> tuple[str, list[str]]:
-    """(full base id, patch paths) for the devices; every engine check on the stored files."""
-    resolved = [resolve_base(tree, hardwares, d, want) for d in devices]
-    bases = sorted({full for full, _ in resolved})
-    if len(bases) > 1:
-        raise UsageError(f"{want} names different bases for the devices: "
-                         + ", ".join(b[:12] for b in bases), hint="give more hex digits")
-    if len(devices) > 1:
-        check_hetero_listing(tree, hardwares, devices, bases[0][:8])
-    for _, rel in resolved:
-        bad = [f for f in read_checked(tree, rel, hardwares)[1] if f.severity == "error"]
-        if bad:
-            raise CheckFailed(f"{rel}: {bad[0].message}", hint=f"run flagbot verify {rel}")
-    return bases[0], [rel for _, rel in resolved]
 
 
 def run(cc: CommandContext, inv: Invocation) -> Outcome:
@@ -133,7 +111,7 @@ def run(cc: CommandContext, inv: Invocation) -> Outcome:
         with tempfile.TemporaryDirectory(dir=scratch_root) as tmp:
             tree = Path(tmp) / "tree"
             export(git_dir, stored, devices, hw, tree)
-            base, rels = resolve(tree, hw, devices, want)
+            base, rels = resolve_patches(tree, hw, devices, want)
             if not git.has_object(git_dir, f"{base}^{{commit}}"):
                 raise UsageError(f"base commit {base[:12]} is not in {cc.ctx.full_name}",
                                  hint="push the upstream commit the patch was made on")

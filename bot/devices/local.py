@@ -3,7 +3,7 @@ setups and tests (device `cpu` on Triton's interpreter).
 
 The pull request's kernels run, but never in the bot's process: the child starts in isolated
 mode (`python -I`: no current folder, no PYTHONPATH, no user site on its path) from a clean
-checkout of the head sha, with the bot's own harness put first on its path, a scrubbed
+checkout of the head sha, importing the bot's own installed harness (this interpreter's), a scrubbed
 environment, a temporary home, and a wall-clock limit after which its whole process group is
 killed. Its report is then read like any runner's: as untrusted data.
 """
@@ -19,12 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import flagbot
 from flagbot.bot.devices.report import MAX_REPORT_BYTES
 
-# The bot's harness comes first on the child's path; the PR's checkout is only its cwd.
-BOOT = ("import sys; sys.path.insert(0, sys.argv[1]); "
-        "from flagbot.kernels.cli import main; raise SystemExit(main(sys.argv[2:]))")
+# The harness is the installed flagbot (isolated mode keeps site-packages, where the install is);
+# the PR's checkout is only the child's cwd, never on its path.
+BOOT = "import sys; from flagbot.kernels.cli import main; raise SystemExit(main(sys.argv[1:]))"
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "TRITON_INTERPRET")
 TAIL_CHARS = 3000
 
@@ -42,11 +41,6 @@ class LocalRun:
         return self.exit_code is None
 
 
-def import_root() -> str:
-    """The folder holding the bot's own `flagbot` package."""
-    return str(Path(flagbot.__file__).parent.parent)
-
-
 def command(backend: str, ops: Sequence[str], min_speedup: float, min_native_fraction: float,
             out: Path) -> list[str]:
     """The child's argv."""
@@ -54,7 +48,7 @@ def command(backend: str, ops: Sequence[str], min_speedup: float, min_native_fra
             "--min-native-fraction", f"{min_native_fraction:g}"]
     if ops:
         args += ["--ops", ",".join(ops)]
-    return [sys.executable, "-I", "-c", BOOT, import_root(), *args]
+    return [sys.executable, "-I", "-c", BOOT, *args]
 
 
 def run_check(tree: Path, argv: list[str], report: Path, timeout_s: float) -> LocalRun:

@@ -23,9 +23,10 @@ from flagbot.bot.devices.artifact import ArtifactError, fetch_report
 from flagbot.bot.devices.ids import DEADLINE_EVENT, Request, Tracked
 from flagbot.bot.devices.plan import Device, Rules
 from flagbot.bot.devices.report import ReportError, parse_report
-from flagbot.bot.github import ChangedFile, CheckRunRef, GitHubClient
-from flagbot.bot.handlers import checkruns, labels, summary
-from flagbot.bot.markdown import code
+from flagbot.bot.github import ChangedFile, CheckRunRef, GitHubClient, checkruns, comments
+from flagbot.bot.github.labels import LabelChange, add_wanted
+from flagbot.bot.github.markdown import code
+from flagbot.bot.handlers import labels, summary
 
 ACTIVE = ("queued", "in_progress")
 ICONS = {"success": "✅", "failure": "❌", "cancelled": "➖", "timed_out": "⌛",
@@ -57,14 +58,9 @@ def now_utc() -> datetime:
 def finish(client: GitHubClient, run_id: int, result: checkruns.CheckResult, tracked: Tracked,
            max_annotations: int = checkruns.MAX_ANNOTATIONS) -> None:
     """Complete check run `run_id` with `result` (its first `max_annotations` findings
-    annotated, in batches of 50)."""
-    base, chunks = checkruns.output(result, max_annotations)
+    annotated, in batches of 50), marking the request done."""
     done = Tracked(tracked.request, tracked.run_id, tracked.ops, "done").encode()
-    client.update_check_run(run_id, {
-        "status": "completed", "conclusion": result.conclusion, "completed_at": now_utc(),
-        "external_id": done, "output": {**base, "annotations": chunks[0]}})
-    for chunk in chunks[1:]:
-        client.update_check_run(run_id, {"output": {**base, "annotations": chunk}})
+    checkruns.complete(client, run_id, result, done, max_annotations)
 
 
 def repo_html(ctx: Context) -> str:
@@ -151,7 +147,7 @@ def local_result(ran: local.LocalRun, device: Device, rule: Rules) -> checkruns.
 
 
 def tail_block(text: str) -> str:
-    from flagbot.bot.markdown import code_block
+    from flagbot.bot.github.markdown import code_block
 
     return "Its output ended with:\n\n" + code_block(text[-2000:] or "(nothing)")
 
@@ -215,9 +211,9 @@ def set_needs_label(ctx: Context, pr: PullRequest, rule: Rules, *, blocked: bool
     name = rule.needs_label.name
     have = {n.lower() for n in client.issue_labels(pr.number)}
     if blocked and name.lower() not in have:
-        change = labels.LabelChange(() if name in client.repo_labels() else (rule.needs_label,),
+        change = LabelChange(() if name in client.repo_labels() else (rule.needs_label,),
                                     (name,), (), ())
-        labels.add_wanted(client, pr.number, change)
+        add_wanted(client, pr.number, change)
     elif not blocked and name.lower() in have:
         client.remove_label(pr.number, name)
 
@@ -274,7 +270,7 @@ def refresh_summary(ctx: Context, number: int, sha: str) -> str:
     if existing is None:
         return "none"
     body = summary.with_kernels(existing.body, section(ctx.client, plan.devices(ctx.config), sha))
-    return summary.upsert(ctx.client, number, existing, body)[0]
+    return comments.upsert(ctx.client, number, existing, body)[0]
 
 
 def for_pull(ctx: Context, pr: PullRequest, files: Sequence[ChangedFile],

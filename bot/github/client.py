@@ -19,9 +19,11 @@ from flagbot.bot.github import (
     Comment,
     Label,
 )
+from flagbot.hooks.config import PERMISSIONS
 
-# Repository roles, weakest first (GET .../collaborators/{user}/permission, `role_name`).
-ROLES = ("none", "read", "triage", "write", "maintain", "admin")
+# Repository roles, weakest first (GET .../collaborators/{user}/permission, `role_name`): no
+# role, then the roles a configuration may name (hooks/config.py, the one table).
+ROLES = ("none", *PERMISSIONS)
 
 
 def is_not_found(exc: GithubException) -> bool:
@@ -155,6 +157,18 @@ class PyGithubClient:
 
     def pull_json(self, number: int) -> dict[str, Any]:
         return dict(self._repo.get_pull(number).raw_data)
+
+    def open_pulls(self, head_branch: str) -> list[int]:
+        """Open PRs from `head_branch` of this repository."""
+        head = f"{self.full_name.split('/', 1)[0]}:{head_branch}"
+        return [int(p.number) for p in self._repo.get_pulls(state="open", head=head)]
+
+    def create_pull(self, title: str, body: str, head_branch: str, base: str) -> int:
+        self._pace()
+        pull = self._repo.create_pull(base=base, head=head_branch, title=title, body=body)
+        self.actions.append(Action("pull.create", {"head": head_branch, "base": base,
+                                                   "number": pull.number}))
+        return int(pull.number)
 
 
     # -- GitHub Actions: the device-check workflow ------------------------------------------------

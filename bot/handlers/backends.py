@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from flagbot.bot.github import ChangedFile
-from flagbot.bot.handlers.checkruns import CheckResult
+from flagbot.bot.github.checkruns import CheckResult
+from flagbot.bot.github.markdown import code, plain
 from flagbot.bot.handlers.labels import vendor_of
-from flagbot.bot.markdown import code, plain
 from flagbot.hooks.check_vendor_backend import check_backends
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError
@@ -27,6 +27,17 @@ def touched_folders(config: RepoConfig, files: Iterable[ChangedFile]) -> list[st
             if found is not None:
                 folders.add(found[1])
     return sorted(folders)
+
+
+def base_paths(config: RepoConfig) -> list[str]:
+    """What the check reads at the merge base: the FlagGems package around the backends root
+    (its registry and vendors enum are the context), else the backends root alone."""
+    package = config["flaggems"].get("package_root")
+    root = config.backends.strip("/")
+    if isinstance(package, str) and package:
+        return [package.strip("/"), root]
+    suffix = "/runtime/backend"  # FlagGems' own layout: src/flag_gems/runtime/backend
+    return [root[: -len(suffix)]] if root.endswith(suffix) else [root]
 
 
 def nothing_to_check() -> CheckResult:

@@ -13,8 +13,10 @@ from typing import Any
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.devices import plan, results, runs
 from flagbot.bot.devices.ids import DEADLINE_EVENT, Request, Tracked
+from flagbot.bot.handlers.base import Handler
 
 EVENT = DEADLINE_EVENT
+ACTIONS = ("check",)  # the follow-up's only action (`runs.deadline`)
 
 
 def wants(payload: dict[str, Any]) -> bool:
@@ -50,3 +52,7 @@ def handle(ctx: Context) -> dict[str, Any]:
         runs.run_url(ctx, run_id)), Tracked(tracked.request, run_id, tracked.ops, "done"))
     return {"request": request.id, "check_run": "timed_out", "workflow_cancelled": cancelled,
             "summary": runs.refresh_summary(ctx, request.pr, request.sha)}
+
+
+HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
+                  "kernel checks: a run with no report in time -> timed out", internal=True)

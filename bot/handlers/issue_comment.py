@@ -17,16 +17,19 @@ from typing import Any
 
 from git import GitCommandError
 
+from flagbot.bot import interest
 from flagbot.bot.commands.base import CommandContext, Outcome, allows, required_role
 from flagbot.bot.commands.parse import MAX_COMMANDS, Invocation, Parsed, parse
 from flagbot.bot.context import Context, field_of
-from flagbot.bot.github import Comment
-from flagbot.bot.markdown import clip, code, code_block
+from flagbot.bot.github import Comment, comments
+from flagbot.bot.github.markdown import clip, code, code_block
+from flagbot.bot.handlers.base import Handler
 from flagbot.hooks.config import CONFIG_PATH
 from flagbot.hooks.errors import FlagbotError, UsageError
 
 log = logging.getLogger(__name__)
 
+EVENT = "issue_comment"
 ACTIONS = ("created", "edited")
 MARKER = "<!-- flagbot:reply"
 META_RE = re.compile(r"<!-- flagbot:reply (\{.*?\}) -->")
@@ -35,16 +38,10 @@ MAX_REPLY_CHARS = 60000  # under GitHub's 65536 for a comment body
 MAX_SECTION_CHARS = 8000
 
 
-def is_bot(comment: dict[str, Any]) -> bool:
-    """True for comments by an App or any other bot account."""
-    user = comment.get("user") or {}
-    return user.get("type") == "Bot" or str(user.get("login") or "").endswith("[bot]")
-
-
 def wants(payload: dict[str, Any]) -> bool:
     """A person's new comment holding a command, or an edit that changed its commands."""
     comment = payload.get("comment")
-    if payload.get("action") not in ACTIONS or not isinstance(comment, dict) or is_bot(comment):
+    if not interest.wanted(EVENT, payload) or not isinstance(comment, dict):
         return False
     body = comment.get("body")
     if not isinstance(body, str) or "/" not in body:
@@ -110,11 +107,7 @@ def handle(ctx: Context) -> dict[str, Any]:
         is_pull = bool((ctx.payload.get("issue") or {}).get("pull_request"))
         sections = [(inv, run_one(cc, inv, is_pull)) for inv in parsed.commands]
     body = render(login, comment_id, key, sections, parsed.dropped)
-    if existing is not None:
-        client.edit_comment(existing.id, body)
-        reply, reply_id = "edited", existing.id
-    else:
-        reply, reply_id = "created", client.create_comment(number, body)
+    reply, reply_id = comments.write(client, number, existing, body)
     return {"comment": comment_id, "reply": reply, "reply_id": reply_id,
             "commands": [{"name": inv.name, "ok": out.ok, **out.facts} for inv, out in sections],
             "dropped": parsed.dropped}
@@ -162,3 +155,7 @@ def render(login: str, comment_id: int, key: str, sections: list[tuple[Invocatio
     if dropped:
         lines.append(f"{dropped} more command(s) not run: at most {MAX_COMMANDS} per comment.")
     return "\n".join(lines).rstrip() + "\n"
+
+
+HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
+                  "slash commands: /help, /patch, /unpatch, /check, /ok-to-test")

@@ -10,13 +10,13 @@ import logging
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from github import GithubException
-
-from flagbot.bot.github import ChangedFile, GitHubClient, Label
-from flagbot.bot.globs import compile_globs, matching_glob
-from flagbot.bot.markdown import code
-from flagbot.hooks.config import RepoConfig
+from flagbot.bot.github import ChangedFile, Label
+from flagbot.bot.github.labels import LabelChange
+from flagbot.bot.github.markdown import code
+from flagbot.bot.handlers.globs import compile_globs, matching_glob
+from flagbot.hooks.config import RepoConfig, label_name
 from flagbot.hooks.findings import WARNING, Finding
 from flagbot.hooks.patches.devices import DEVICE_RE
 
@@ -40,16 +40,9 @@ class WantedLabel:
     label: Label
     reason: str
     files: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class LabelChange:
-    """What to do to the PR's labels, and the bot-added set after doing it."""
-
-    to_create: tuple[Label, ...]
-    to_add: tuple[str, ...]
-    to_remove: tuple[str, ...]
-    bot_labels: tuple[str, ...]
+    # `labels.<kind>.when`: "open" (while the PR is open) or "merged" (at merge, and only
+    # when the PR's flagbot check runs passed)
+    when: str = "open"
 
 
 def vendor_of(path: str, config: RepoConfig) -> tuple[str, str] | None:
@@ -78,6 +71,13 @@ def touched_paths(files: Iterable[ChangedFile]) -> list[str]:
     return paths
 
 
+# Why a new vendor's first PR by an author without write permission gets no label: the same
+# words in the check run, the summary comment and docs/vendors.md.
+NEW_VENDOR = ("a new vendor: not configured under `devices:` in .github/flagbot.yml, no folder "
+              "on the default branch yet, and the author has no write permission; a maintainer "
+              "can add the label by hand (flagbot keeps it)")
+
+
 def unusable(device: str, folder: str, name: str, known: Collection[str] | None) -> str | None:
     """Why the folder's device cannot be a `vendor:` label (None: it can). `known`: the
     configured and stored devices (None: any well-formed one)."""
@@ -89,8 +89,7 @@ def unusable(device: str, folder: str, name: str, known: Collection[str] | None)
     if len(name) > MAX_LABEL_NAME:
         return f"its label would be {len(name)} characters, over GitHub's {MAX_LABEL_NAME}"
     if known is not None and device not in known:
-        return ("not a device the default branch knows (its `devices:` in "
-                ".github/flagbot.yml, or a folder it already has)")
+        return NEW_VENDOR
     return None
 
 
@@ -122,10 +121,10 @@ def plan_labels(config: RepoConfig, paths: Sequence[str], *,
     if pu1_files:
         label = Label(pu1["name"], pu1.get("color", "5319e7"), pu1.get("description", ""))
         reason = "matches " + ", ".join(code(g) for g in pu1_globs)
-        wanted[label.name] = WantedLabel(label, reason, tuple(pu1_files))
+        wanted[label.name] = WantedLabel(label, reason, tuple(pu1_files), when_of(pu1))
     given = 0
     for device, (folder, files) in sorted(devices.items()):
-        name = vendor["pattern"].replace("{device}", device)
+        name = label_name(str(vendor["pattern"]), device)
         why = unusable(device, folder, name, known)
         if why is None and given >= max_vendor:
             why = f"this pull request has {max_vendor} vendor labels already (the most it gets)"
@@ -135,10 +134,34 @@ def plan_labels(config: RepoConfig, paths: Sequence[str], *,
                                        f"no `vendor:` label for this folder: {why}"))
             continue
         given += 1
-        description = str(vendor.get("description", "")).replace("{device}", device)[:100]
+        description = label_name(str(vendor.get("description", "")), device)[:100]
         label = Label(name, vendor.get("color", "0e8a16"), description)
-        wanted[name] = WantedLabel(label, f"touches {code(folder + '/')}", tuple(files))
+        wanted[name] = WantedLabel(label, f"touches {code(folder + '/')}", tuple(files),
+                                   when_of(vendor))
     return wanted
+
+
+def when_of(spec: dict[str, Any]) -> str:
+    """`when:` of a label's configuration: "merged", else "open"."""
+    return "merged" if spec.get("when") == "merged" else "open"
+
+
+def split_by_when(wanted: dict[str, WantedLabel]) -> tuple[dict[str, WantedLabel], dict[str, WantedLabel]]:
+    """(labels for now, labels for the merge)."""
+    now = {n: w for n, w in wanted.items() if w.when != "merged"}
+    return now, {n: w for n, w in wanted.items() if w.when == "merged"}
+
+
+def describe_at_merge(later: dict[str, WantedLabel]) -> list[str]:
+    """Summary lines for labels the configuration applies at merge."""
+    return [f"- **{code(name)}** at merge, if flagbot's checks pass (`when: merged`): {w.reason}"
+            for name, w in later.items()]
+
+
+def describe_skipped(skipped: Sequence[Finding]) -> list[str]:
+    """Summary lines for vendor folders that got no label, in the check run's words."""
+    return [f"- no label for {code(f.path + '/')}: {f.message.split(': ', 1)[-1]}"
+            for f in skipped if f.rule == "vendor-label"]
 
 
 def plan_change(wanted: dict[str, WantedLabel], current: Iterable[str],
@@ -154,43 +177,6 @@ def plan_change(wanted: dict[str, WantedLabel], current: Iterable[str],
     existing = {name.lower() for name in (repo_labels or {})}
     to_create = tuple(wanted[n].label for n in to_add if n.lower() not in existing)
     return LabelChange(to_create, to_add, to_remove, tuple(sorted({*keep, *to_add})))
-
-
-def remove_stale(client: GitHubClient, number: int, change: LabelChange) -> None:
-    """Remove the bot-added labels whose paths left the PR."""
-    for name in change.to_remove:
-        client.remove_label(number, name)
-
-
-def add_wanted(client: GitHubClient, number: int, change: LabelChange) -> None:
-    """Create missing repository labels (colour, description), then add them to the PR."""
-    refused: set[str] = set()
-    for label in change.to_create:
-        try:
-            client.create_label(label)
-        except GithubException as exc:
-            if exc.status != 422:
-                raise
-            # already_exists: another worker created it a moment ago, which is what we wanted;
-            # any other 422 (a name GitHub refuses) drops that label, not the rest
-            if "already_exists" not in str(exc.data):
-                log.warning("label %r refused by GitHub: %s", label.name, exc.data)
-                refused.add(label.name)
-    names = [n for n in change.to_add if n not in refused]
-    if not names:
-        return
-    try:
-        client.add_labels(number, names)
-    except GithubException as exc:
-        if exc.status != 422:
-            raise
-        for name in names:  # one at a time: a refused name must not cost the others
-            try:
-                client.add_labels(number, [name])
-            except GithubException as one:
-                if one.status != 422:
-                    raise
-                log.warning("label %r refused by GitHub: %s", name, one.data)
 
 
 def describe(wanted: dict[str, WantedLabel]) -> list[str]:

@@ -8,32 +8,44 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot import regenerate, sandbox
+from flagbot.bot import interest
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
-from flagbot.bot.github import ChangedFile, Comment
-from flagbot.bot.handlers import backends, checkruns, downstream, labels, patches, summary
-from flagbot.bot.handlers.checkruns import CheckResult
-from flagbot.bot.markdown import code_block, plain
+from flagbot.bot.github import ChangedFile, Comment, checkruns, comments
+from flagbot.bot.github.checkruns import CheckResult
+from flagbot.bot.github.client import ROLES
+from flagbot.bot.github.labels import LabelChange, add_wanted, remove_stale
+from flagbot.bot.github.markdown import code_block, plain
+from flagbot.bot.handlers import (
+    backends,
+    downstream,
+    judging,
+    labels,
+    patch_history,
+    patches,
+    plugins,
+    routing,
+    summary,
+)
+from flagbot.bot.handlers.base import Handler
+from flagbot.bot.work import regenerate, sandbox
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 from flagbot.hooks.findings import Finding
 from flagbot.hooks.folders import layout_for_paths
 
-ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed")
+EVENT = "pull_request"
+ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed", "labeled")
 # GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).
 FILES_CAP = 3000
 
 
 def wants(payload: dict[str, Any]) -> bool:
-    """Opened, pushed, reopened, ready for review, base branch changed, labelled by a person, or closed."""
-    action = payload.get("action")
-    if action == "edited":
-        return "base" in (payload.get("changes") or {})
-    if action == "labeled":  # a device label asks for regeneration; the bot's own labels do not
-        return (payload.get("sender") or {}).get("type") != "Bot"
-    return action in ACTIONS
+    """Opened, pushed, reopened, ready for review, base branch changed, labelled by a person (a
+    device label asks for regeneration; the bot's own labels do not), or closed: exactly
+    ingest's interest filter."""
+    return interest.wanted(EVENT, payload)
 
 
 def config_failure(name: str, problems: list[str]) -> CheckResult:
@@ -46,8 +58,8 @@ def config_failure(name: str, problems: list[str]) -> CheckResult:
 
 def handle(ctx: Context) -> dict[str, Any]:
     """Run the whole flow for one `pull_request` delivery; returns what each step did."""
-    if ctx.action == "closed":  # merged or closed: only the downstream label log changes
-        return downstream.closed(ctx)
+    if ctx.action == "closed":  # merged or closed: the label log, and FlagScale's history
+        return {**downstream.closed(ctx), **patch_history.on_closed(ctx)}
     pr = PullRequest.from_payload(ctx.payload)
     client = ctx.client
     head = client.pull_head(pr.number)
@@ -63,7 +75,7 @@ def handle(ctx: Context) -> dict[str, Any]:
         done = publish_all(ctx, pr, results)
         body = summary.render(summary.Summary(pr.head_sha, config_problems=problems,
                                               default_branch=ctx.default_branch), meta)
-        done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
+        done["summary"] = comments.upsert(client, pr.number, existing, body)[0]
         return {"config_error": problems, "conclusions": {r.name: r.conclusion for r in results},
                 "writes": done}
     label = [str((ctx.payload.get("label") or {}).get("name") or "")]
@@ -82,28 +94,32 @@ def handle(ctx: Context) -> dict[str, Any]:
         return {"regenerated": regen.outcome, "commit": regen.commit, "conclusions": {},
                 "writes": {}}
     label_findings: list[Finding] = []
-    wanted = labels.plan_labels(ctx.config, paths, known=known_devices(ctx, pr, paths),
-                                max_vendor=ctx.settings.max_vendor_labels, skipped=label_findings)
+    wanted, at_merge = labels.split_by_when(labels.plan_labels(
+        ctx.config, paths, known=known_devices(ctx, pr, paths),
+        max_vendor=ctx.settings.max_vendor_labels, skipped=label_findings))
     change = plan_labels(ctx, pr, wanted, existing)
     # Order matters for crash safety, since the comment is where "the bot added this" lives:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
-    labels.remove_stale(client, pr.number, change)
+    remove_stale(client, pr.number, change)
     # Device runs first: a runner's minutes dwarf the checks below, so they start soonest.
     kernels = device_runs.for_pull(ctx, pr, files, meta)
     results = [with_label_findings(ctx.config, fold_into_check(regen, r)
                                    if r.name == patches.NAME else r, label_findings)
-               for r in run_checks(ctx, pr, ctx.config, files)]
+               for r in [*run_checks(ctx, pr, ctx.config, files),
+                         *plugins.for_pull(ctx, pr, ctx.config, files)]]
     done = publish_all(ctx, pr, results)
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
-    report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
+    label_lines = [*labels.describe(wanted), *labels.describe_at_merge(at_merge),
+                   *labels.describe_skipped(label_findings)]
+    report = summary.Summary(pr.head_sha, label_lines, list(change.to_remove), results,
                              default_branch=ctx.default_branch,
                              patch_lines=regenerate.describe(regen, clone_url) if regen.devices else [],
                              kernel_lines=device_runs.section(
                                  client, device_plan.devices(ctx.config), pr.head_sha)
                              if ctx.config["devices"] else [])
     body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
-    done["summary"] = summary.upsert(client, pr.number, existing, body)[0]
-    labels.add_wanted(client, pr.number, change)
+    done["summary"] = comments.upsert(client, pr.number, existing, body)[0]
+    add_wanted(client, pr.number, change)
     recorded = downstream.record_labels(ctx, wanted, change)
     return {"files": len(files), "files_from_git": capped, "regenerated": regen.outcome,
             **({"kernels": kernels} if kernels else {}),
@@ -112,13 +128,15 @@ def handle(ctx: Context) -> dict[str, Any]:
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
 
 
-def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str]:
+def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str] | None:
     """Devices that may become labels: configured under `devices:`, or with a folder under
     hardwares/ or a `_<vendor>` backend folder on the base already (read from git, only when
-    the PR touches a vendor folder at all)."""
+    the PR touches a vendor folder at all); None (any well-formed one) when the PR adds a new
+    one and its author has write permission."""
     assert ctx.config is not None
     known = {str(name) for name in ctx.config["devices"]}
-    if not any(labels.vendor_of(p, ctx.config) for p in paths):
+    touched = {found[0] for p in paths if (found := labels.vendor_of(p, ctx.config))}
+    if not touched:
         return known
     with ctx.workspace.held():
         git_dir = ctx.workspace.objects(pr)
@@ -129,7 +147,14 @@ def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str]:
                 names = listed.stdout.decode("utf-8", "replace").split("\0")
                 known |= {n.removeprefix("_") if root == ctx.config.backends else n
                           for n in names if n}
+    if touched - known and is_writer(ctx.client.permission(pr.author) if pr.author else "none"):
+        return None  # a writer's new vendor folder: its first, largest PR gets the label too
     return known
+
+
+def is_writer(role: str) -> bool:
+    """Whether a repository role may push (write, maintain, admin)."""
+    return role in ROLES and ROLES.index(role) >= ROLES.index("write")
 
 
 def with_label_findings(config: RepoConfig, result: CheckResult,
@@ -162,7 +187,7 @@ def publish_all(ctx: Context, pr: PullRequest, results: list[CheckResult]) -> di
 
 
 def plan_labels(ctx: Context, pr: PullRequest, wanted: dict[str, labels.WantedLabel],
-                existing: Comment | None) -> labels.LabelChange:
+                existing: Comment | None) -> LabelChange:
     """Compare wanted labels with the PR's and with those the summary says the bot added."""
     current = ctx.client.issue_labels(pr.number)
     have = {name.lower() for name in current}
@@ -177,21 +202,54 @@ def run_checks(ctx: Context, pr: PullRequest, config: RepoConfig,
     patch_list = patches.touched_patches(config, files)
     check_patches = bool(patch_list) or patches.touches_hardwares(config, files)
     folders = backends.touched_folders(config, files)
-    if not check_patches and not folders:
+    check_routing = routing.may_touch_routing(config, files)
+    if not check_patches and not folders and not check_routing:
         return [patches.nothing_to_check(), backends.nothing_to_check()]
+    memory_mb, timeout_s = ctx.settings.check_memory_mb, ctx.settings.check_timeout_s
+    what = f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}"
+    routing_found: tuple[list[str], list[Finding]] = ([], [])
+    patch_findings: list[Finding] | None = None
+    backend_findings: tuple[list[str], list[Finding]] | None = None
     with ctx.workspace.checkout(pr) as tree:
         # the PR's files are parsed in a child process with memory and time limits
-        patch_findings, backend_findings = sandbox.run_limited(
-            check_tree, tree, config, patch_list if check_patches else None, folders,
-            memory_mb=ctx.settings.check_memory_mb, timeout_s=ctx.settings.check_timeout_s,
-            what=f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}")
-    p_result = (patches.result(config, patch_list, patch_findings)
-                if patch_findings is not None else patches.nothing_to_check())
+        if check_patches or folders:
+            patch_findings, backend_findings = sandbox.run_limited(
+                check_tree, tree, config, patch_list if check_patches else None, folders,
+                memory_mb=memory_mb, timeout_s=timeout_s, what=what)
+        if check_routing:
+            routing_found = sandbox.run_limited(
+                routing.run_checks, tree, config, labels.touched_paths(files),
+                memory_mb=memory_mb, timeout_s=timeout_s, what=what)
+    # the same checks at the merge base: only what the pull request introduces fails a check
+    base = judging.BaseSide(ctx, pr)
+    results = [patches.nothing_to_check(), backends.nothing_to_check()]
+    if patch_findings is not None:
+        results[0] = base.judge(patches.NAME, patch_findings,
+                                lambda new: patches.result(config, patch_list, new),
+                                check_patches_at, config, patch_list, paths=[config.hardwares])
     if backend_findings is not None:
-        b_result = backends.result(folders, *backend_findings)
-    else:
-        b_result = backends.nothing_to_check()
-    return [p_result, b_result]
+        checked, found = backend_findings
+        results[1] = base.judge(backends.NAME, found,
+                                lambda new: backends.result(folders, checked, new),
+                                check_backends_at, config, checked,
+                                paths=backends.base_paths(config))
+    routed, found_routes = routing_found
+    if routed:  # only PRs that change routing get the run (most repositories have none)
+        results.append(base.judge(routing.NAME, found_routes,
+                                  lambda new: routing.result(routed, new),
+                                  routing.check_at, config, routed))
+    return results
+
+
+def check_patches_at(tree: Path, config: RepoConfig, patch_list: list[str]) -> list[Finding]:
+    """The patches check on the base's tree: the PR's patches that existed there, hetero.txt."""
+    return patches.run_checks(tree, config, judging.existing_paths(tree, patch_list))
+
+
+def check_backends_at(tree: Path, config: RepoConfig, folders: list[str]) -> list[Finding]:
+    """The backends check on the base's tree: the PR's vendor folders that existed there."""
+    present = judging.existing_paths(tree, folders)
+    return backends.run_checks(tree, config, present)[1] if present else []
 
 
 def check_tree(tree: Path, config: RepoConfig, patch_list: list[str] | None,
@@ -210,3 +268,9 @@ def fold_into_check(regen: regenerate.Regen, result: CheckResult) -> CheckResult
     title = "patch regeneration failed" if regen.outcome == "failed" else "branch moved; not pushed"
     conclusion = "failure" if regen.outcome == "failed" else result.conclusion
     return CheckResult(result.name, conclusion, title, summary, result.text, result.findings)
+
+
+HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
+                  "labels, patch regeneration, `flagbot / patches`, `flagbot / backends`, "
+                  "`flagbot / plugins`, summary comment; once merged, FlagScale's "
+                  "patch_history.yaml update")

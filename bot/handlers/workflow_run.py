@@ -1,4 +1,4 @@
-"""`workflow_run` and `workflow_job`: device-check runs reporting back.
+"""`workflow_run`: device-check runs reporting back (`workflow_job.py`: their jobs starting).
 
 A run is matched to its request by the id at the end of its title (the workflow's `run-name`),
 then to the check run that names the same request (and, once known, the same run id). A run the
@@ -11,26 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from flagbot.bot import interest
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.devices import plan, runs
 from flagbot.bot.devices.ids import Request, Tracked
 from flagbot.bot.github import CheckRunRef
+from flagbot.bot.handlers.base import Handler
 
+EVENT = "workflow_run"
+ACTIONS = ("in_progress", "completed")
 WORKFLOW_NAME = "device-check"  # the shipped workflow's `name:`; its jobs' `workflow_name`
 
 
-def wants_run(payload: dict[str, Any]) -> bool:
+def wants(payload: dict[str, Any]) -> bool:
     """A device-check run (its title names a request) that started or finished."""
     run = payload.get("workflow_run")
-    return payload.get("action") in ("in_progress", "completed") and isinstance(run, dict) \
+    return interest.wanted(EVENT, payload) and isinstance(run, dict) \
         and Request.from_title(str(run.get("display_title") or "")) is not None
-
-
-def wants_job(payload: dict[str, Any]) -> bool:
-    """A device-check job a runner started."""
-    job = payload.get("workflow_job")
-    return payload.get("action") == "in_progress" and isinstance(job, dict) \
-        and job.get("workflow_name") == WORKFLOW_NAME
 
 
 def match(ctx: Context, run: dict[str, Any]) -> tuple[str, Any]:
@@ -67,7 +64,7 @@ def mark_in_progress(ctx: Context, ref: CheckRunRef, tracked: Tracked, run_id: i
     return "in_progress"
 
 
-def handle_run(ctx: Context) -> dict[str, Any]:
+def handle(ctx: Context) -> dict[str, Any]:
     """Start or finish the check run of a device-check workflow run."""
     run = field_of(ctx.payload, "workflow_run")
     outcome, found = match(ctx, run)
@@ -85,17 +82,5 @@ def handle_run(ctx: Context) -> dict[str, Any]:
             "summary": runs.refresh_summary(ctx, request.pr, request.sha)}
 
 
-def handle_job(ctx: Context) -> dict[str, Any]:
-    """A runner took the job: its run's check run goes in progress, linked to the job's log."""
-    job = field_of(ctx.payload, "workflow_job")
-    run = ctx.client.workflow_run(int(field_of(job, "run_id")))
-    if run is None:
-        return {"skipped": "run not found"}
-    outcome, found = match(ctx, run)
-    if outcome != "ok":
-        return {"skipped": found}
-    device, ref, tracked, request = found
-    state = mark_in_progress(ctx, ref, tracked, int(run["id"]), job.get("html_url"))
-    summary = runs.refresh_summary(ctx, request.pr, request.sha) if state != "unchanged" else "unchanged"
-    return {"request": request.id, "check_run": state, "summary": summary,
-            "runner": job.get("runner_name")}
+HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
+                  "kernel checks: a device-check run finished -> its check run's verdict")

@@ -55,6 +55,10 @@ Additions beyond the contract:
   the legacy `permission` field folds maintain→write and triage→read, `role_name` is exact.
 * Unlike GitHub, a push to a PR's head branch (by a test or by the bot through the clone URL)
   does not move the PR by itself: call `emu.update_pull_head(repo, n)`, as the contract says.
+* The App's webhook and delivery log (`hook_log.py`): `emu.set_webhook(url, secret)`,
+  `emu.deliver(event, payload)` (POSTed, signed, logged), `emu.hook_deliveries()`,
+  `emu.wait_deliveries()`; `GET /app/hook/deliveries[/{id}]`, `POST .../{id}/attempts`
+  (redelivered from a thread, same guid). Issues: `POST|GET .../issues`, `PATCH .../issues/{n}`.
 * `python -m testing.github_emulator.webhook_fixtures` rebuilds `tests/data/webhooks/*.json`.
 * `testing.webhooks.delivery_headers(event, body, secret, delivery=None)` builds the headers of a
   signed delivery.

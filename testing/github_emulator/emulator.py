@@ -8,7 +8,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from testing.github_emulator import gitstore, payloads, rest, rest_app
+from testing.github_emulator import gitstore, hook_log, payloads, rest, rest_app
 from testing.github_emulator.auth import AppAuth
 from testing.github_emulator.dispatch import RateWindow, dispatch
 from testing.github_emulator.routes_actions import workflow_run
@@ -55,6 +55,7 @@ class Emulator:
         self._server: EmuHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self.rate = RateWindow()
+        self.hooks = hook_log.HookLog()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -304,6 +305,27 @@ class Emulator:
                                               sender, extra)
         raise ValueError(f"emulator: no payload builder for event {event!r} (ping, pull_request, "
                          "issue_comment, check_run, workflow_run, workflow_job)")
+
+    # -- the App's webhook (testing/github_emulator/hook_log.py) -------------------------------
+
+    def set_webhook(self, url: str, secret: str) -> None:
+        """Where `deliver` and redeliveries POST events, and the secret that signs them."""
+        self.hooks.url, self.hooks.secret = url, secret
+
+    def deliver(self, event: str, payload: dict[str, Any], guid: str | None = None) -> dict[str, Any]:
+        """POST one event to the webhook now and log the attempt (a fresh guid unless given);
+        returns the attempt as `GET /app/hook/deliveries/{id}` shows it."""
+        return hook_log.deliver(self, event, payload, guid)
+
+    def hook_deliveries(self) -> list[dict[str, Any]]:
+        """Every attempt logged so far, oldest first (the list view)."""
+        with self.state.lock:
+            return [d.simple() for d in self.hooks.deliveries]
+
+    def wait_deliveries(self, timeout: float = 15.0) -> None:
+        """Wait until the redeliveries requested so far were POSTed."""
+        for thread in list(self.hooks.threads):
+            thread.join(timeout)
 
     # -- what the bot did -----------------------------------------------------------------------
 

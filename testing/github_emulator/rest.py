@@ -131,6 +131,7 @@ def issue(u: Urls, rs: RepoState, it: Issue) -> dict[str, Any]:
         "assignee": None,
         "assignees": [],
         "locked": False,
+        "milestone": None,
         "comments": sum(1 for c in rs.comments.values() if c.number == it.number),
         "created_at": it.created_at,
         "updated_at": it.updated_at,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from testing.github_emulator import hook_log
 from testing.github_emulator import routes_actions as actions
 from testing.github_emulator import routes_checks as checks
 from testing.github_emulator import routes_issues as issues
@@ -25,6 +26,9 @@ TABLE: list[tuple[str, str, str, Handler]] = [
     ("GET", "/app", APP, repo.get_app),
     ("GET", "/app/installations", APP, repo.list_installations),
     ("GET", "/app/installations/{id}", APP, repo.get_installation),
+    ("GET", "/app/hook/deliveries", APP, hook_log.list_deliveries),
+    ("GET", "/app/hook/deliveries/{delivery_id}", APP, hook_log.get_delivery),
+    ("POST", "/app/hook/deliveries/{delivery_id}/attempts", APP, hook_log.redeliver),
     ("GET", R + "/installation", APP, repo.repo_installation),
     ("GET", "/installation/repositories", INST, repo.installation_repos),
     ("GET", "/rate_limit", INST, repo.rate_limit),
@@ -42,6 +46,7 @@ TABLE: list[tuple[str, str, str, Handler]] = [
     ("PATCH", R + "/git/refs/{ref+}", INST, repo.update_ref),
     ("DELETE", R + "/git/refs/{ref+}", INST, repo.delete_ref),
     ("GET", R + "/pulls", INST, pulls.list_pulls),
+    ("POST", R + "/pulls", INST, pulls.create_pull),
     ("GET", R + "/pulls/{number}", INST, pulls.get_pull),
     ("PATCH", R + "/pulls/{number}", INST, pulls.update_pull),
     ("GET", R + "/pulls/{number}/files", INST, pulls.list_files),
@@ -57,7 +62,10 @@ TABLE: list[tuple[str, str, str, Handler]] = [
     ("GET", R + "/issues/comments/{id}/reactions", INST, issues.list_reactions),
     ("POST", R + "/issues/comments/{id}/reactions", INST, issues.create_reaction),
     ("DELETE", R + "/issues/comments/{id}/reactions/{rid}", INST, issues.delete_reaction),
+    ("GET", R + "/issues", INST, issues.list_issues),
+    ("POST", R + "/issues", INST, issues.create_issue),
     ("GET", R + "/issues/{number}", INST, issues.get_issue_route),
+    ("PATCH", R + "/issues/{number}", INST, issues.update_issue),
     ("GET", R + "/issues/{number}/labels", INST, issues.list_issue_labels),
     ("POST", R + "/issues/{number}/labels", INST, issues.add_issue_labels),
     ("PUT", R + "/issues/{number}/labels", INST, issues.set_issue_labels),
@@ -79,7 +87,7 @@ TABLE: list[tuple[str, str, str, Handler]] = [
     ("GET", "/_emu/blobs/{owner}/{repo}/artifacts/{id}", ANY, actions.artifact_blob),
 ]
 
-_NUMERIC = {"id", "number", "rid"}
+_NUMERIC = {"id", "number", "rid", "delivery_id"}
 _PLACEHOLDER = re.compile(r"\{(\w+)(\+?)\}")
 
 

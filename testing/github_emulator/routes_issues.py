@@ -263,3 +263,84 @@ def delete_reaction(req: Request) -> Reply:
     c.reactions = [r for r in c.reactions if r[0] != rid]
     return Reply(204)
 
+
+
+# -- issues themselves (create, update, list) ---------------------------------------------------
+
+def _issue_fields(req: Request, it: Issue, body: dict[str, Any]) -> None:
+    """Apply the writable fields GitHub's issues/create and issues/update share."""
+    if "title" in body:
+        title = body["title"]
+        if not isinstance(title, (str, int)) or isinstance(title, bool) or not str(title).strip():
+            raise invalid("title is missing", "Issue", "title", "missing_field")
+        it.title = str(title)
+    if "body" in body:
+        text = body["body"]
+        if text is not None and not isinstance(text, str):
+            raise invalid("body must be a string", "Issue", "body")
+        if text is not None and len(text) > 65536:
+            raise invalid("body is too long (maximum is 65536 characters)", "Issue", "body")
+        it.body = text
+    if "labels" in body:
+        names = body["labels"]
+        if not isinstance(names, list):
+            raise invalid("labels must be a list", "Issue", "labels")
+        it.labels = []
+        for item in names:
+            name = item.get("name") if isinstance(item, dict) else item
+            if not isinstance(name, str):
+                raise invalid("labels must be strings", "Issue", "labels")
+            lab = ensure_label(req, req.rs, name)
+            if lab["name"] not in it.labels:
+                it.labels.append(lab["name"])
+
+
+def create_issue(req: Request) -> Reply:
+    """POST /repos/{o}/{r}/issues: 201; `title` required, `body` and `labels` optional (missing
+    labels are created, as when adding them); the author is the App's bot user."""
+    body = req.body_dict()
+    if "title" not in body:
+        raise invalid("title is missing", "Issue", "title", "missing_field")
+    rs, now = req.rs, iso()
+    it = Issue(len(rs.issues) + 1, req.emu.state.next_id(), "", None, req.emu.bot_login, now, now)
+    _issue_fields(req, it, body)
+    rs.issues[it.number] = it
+    return Reply(201, rest.issue(req.emu.urls, rs, it))
+
+
+def update_issue(req: Request) -> Reply:
+    """PATCH /repos/{o}/{r}/issues/{n}: title, body, labels (replaced), state open|closed."""
+    it, body = get_issue(req), req.body_dict()
+    state = body.get("state")
+    if state is not None and state not in ("open", "closed"):
+        raise invalid(f"state {state!r} is not open or closed", "Issue", "state")
+    reason = body.get("state_reason")
+    if reason is not None and reason not in ("completed", "not_planned", "duplicate", "reopened"):
+        raise invalid(f"state_reason {reason!r} is not allowed", "Issue", "state_reason")
+    _issue_fields(req, it, body)
+    now = iso()
+    if state == "closed" and it.state != "closed":
+        it.state, it.closed_at = "closed", now
+    elif state == "open" and it.state != "open":
+        it.state, it.closed_at = "open", None
+    it.updated_at = now
+    return Reply(200, rest.issue(req.emu.urls, req.rs, it))
+
+
+def list_issues(req: Request) -> Reply:
+    """GET /repos/{o}/{r}/issues: `state` (open default, closed, all), `labels` (comma list, an
+    issue must carry all), `creator`, `sort` created|updated, `direction` (desc default),
+    paginated; pull requests are listed too (with `pull_request`), as on GitHub."""
+    q = req.query
+    state = q.get("state", "open")
+    if state not in ("open", "closed", "all"):
+        raise invalid(f"state {state!r} is not open, closed or all", "Issue", "state")
+    wanted = [n.strip().lower() for n in q.get("labels", "").split(",") if n.strip()]
+    items = [it for it in req.rs.issues.values()
+             if (state == "all" or it.state == state)
+             and all(w in {n.lower() for n in it.labels} for w in wanted)
+             and (not q.get("creator") or it.user == q["creator"])]
+    key = (lambda it: (it.updated_at, it.number)) if q.get("sort") == "updated" \
+        else (lambda it: (it.created_at, it.number))
+    items.sort(key=key, reverse=q.get("direction", "desc") != "asc")
+    return req.paginate(items, lambda it: rest.issue(req.emu.urls, req.rs, it))

@@ -28,7 +28,7 @@ def emu(tmp_path: Path) -> Iterator[Emulator]:
 def settings(emu: Emulator, tmp_path: Path) -> Settings:
     """Settings pointing the App at the emulator, writes unspaced so tests stay fast."""
     return Settings(app_id=emu.app_id, private_key=emu.private_key_pem, api_url=emu.url,
-                    state_dir=tmp_path / "state", write_spacing_s=0.0, run_worker_in_process=False)
+                    state_dir=tmp_path / "state", write_spacing_s=0.0)
 
 
 @pytest.fixture

@@ -28,12 +28,13 @@ import pytest
 import requests
 from werkzeug.serving import make_server
 
+from flagbot.bot import interest
 from flagbot.bot.settings import Settings
 from testing.bot_e2e import wait_until
 
 SECRET = "test-secret"
 ROOT = Path(__file__).resolve().parents[2]
-UNHANDLED = "star"  # the event this test handlers module does not want
+UNHANDLED = "star"  # an event no handler wants (bot/interest.py)
 
 
 def sign(body: bytes, secret: str = SECRET) -> str:
@@ -91,13 +92,8 @@ class ServerThread:
 
 def make_settings(state_dir: Path, **overrides: Any) -> Settings:
     """Settings for a test: secret set, worker not in process, state in `state_dir`."""
-    base = Settings(webhook_secret=SECRET, state_dir=state_dir, run_worker_in_process=False)
+    base = Settings(webhook_secret=SECRET, state_dir=state_dir)
     return base.with_overrides(**overrides)
-
-
-def wants(event: str, body: dict[str, Any]) -> bool:
-    """The fake handlers' filter, for create_app(wants=...): everything but UNHANDLED."""
-    return event != UNHANDLED
 
 
 class FakeHandlers:
@@ -107,14 +103,14 @@ class FakeHandlers:
         self.settings = settings
 
     def wants(self, event: str, body: dict[str, Any]) -> bool:
-        return wants(event, body)
+        return interest.wanted(event, body)
 
     def run(self, delivery_id: str, event: str, body: dict[str, Any]) -> dict[str, Any]:
         spec = body.get("test") or {}
         out = Path(spec["dir"]) if spec.get("dir") else None
         tries = 1
         if spec.get("real"):  # the bot's own handlers first (against the emulator), then the plan
-            from flagbot.bot.handlers import BotHandlers
+            from flagbot.bot.dispatch import BotHandlers
 
             BotHandlers(self.settings).run(delivery_id, event, body)
         if out is not None:
@@ -215,7 +211,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def server(settings: Settings) -> Iterator[ServerThread]:
     """The app (test wants) under a real werkzeug server; no worker runs."""
-    from flagbot.bot.app import create_app
+    from flagbot.bot.entry.web import create_app
 
-    with ServerThread(create_app(settings, wants=wants)) as srv:
+    with ServerThread(create_app(settings)) as srv:
         yield srv

@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot.handlers import BotHandlers
+from flagbot.bot.dispatch import BotHandlers
 from flagbot.bot.settings import Settings
 from testing.bot_e2e import clean_backend, vendor_patch
 from testing.github_emulator import Emulator

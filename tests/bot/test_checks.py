@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flagbot.bot.handlers import checkruns
+from flagbot.bot.github import checkruns
 from flagbot.hooks.findings import ERROR, Finding
 from tests.bot.handlers_support import (
     clean_backend,

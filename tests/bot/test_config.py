@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flagbot.bot.globs import compile_globs, matching_glob
+from flagbot.bot.handlers.globs import compile_globs, matching_glob
 from flagbot.hooks.config import DEFAULT_PRIVATEUSE1_PATHS, ConfigError, parse_config
 from tests.bot.handlers_support import BASE_FILES, deliver, open_pr, runs_by_name
 
@@ -65,11 +65,21 @@ def test_fixing_the_config_lets_the_next_delivery_pass(emu, settings, bad_repo) 
     ("backends: ../up\n", "backends"),
     ("labels:\n  device:\n    pattern: adapts\n", "labels.device.pattern"),
     ("commands:\n  patch: everyone\n", "commands.patch.permission"),
+    ("drift:\n  every_hours: -1\n", "drift.every_hours"),
+    ("drift:\n  every_hours: daily\n", "drift.every_hours"),
+    ("drift:\n  hours: 3\n", "drift"),
+    ("plugins:\n  paths: vllm_fl/**\n", "plugins.paths"),
 ])
 def test_invalid_label_settings_name_their_key(text: str, key: str) -> None:
     with pytest.raises(ConfigError) as err:
         parse_config(text)
     assert any(p.startswith(key + ":") for p in err.value.problems)
+
+
+def test_drift_period_takes_fractions_and_zero() -> None:
+    assert parse_config("drift:\n  every_hours: 0.5\n")["drift"]["every_hours"] == 0.5
+    assert parse_config("drift:\n  every_hours: 0\n")["drift"]["every_hours"] == 0
+    assert parse_config(None)["drift"]["every_hours"] == 24
 
 
 @pytest.mark.parametrize("path", [

@@ -257,7 +257,7 @@ def test_a_look_alike_run_from_another_workflow_is_ignored(emu, settings) -> Non
 
 
 def test_an_unrelated_workflow_run_is_not_wanted() -> None:
-    from flagbot.bot.handlers import wants
+    from flagbot.bot.dispatch import wants
 
     assert not wants("workflow_run", {"action": "completed", "workflow_run": {"display_title": "CI"}})
     assert not wants("workflow_job", {"action": "in_progress", "workflow_job": {"workflow_name": "CI"}})

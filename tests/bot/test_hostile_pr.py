@@ -9,7 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot.handlers import BotHandlers
+from flagbot.bot.dispatch import BotHandlers
+from flagbot.bot.github.labels import LabelChange, add_wanted
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.sqlite import SqliteLedger
 from flagbot.bot.worker import Worker
@@ -87,7 +88,7 @@ def test_names_from_the_pull_request_mention_no_one(emu: Emulator, settings: Set
 
 
 def test_code_spans_survive_backticks() -> None:
-    from flagbot.bot.markdown import code, plain
+    from flagbot.bot.github.markdown import code, plain
 
     assert code("a`b") == "``a`b``" and code("`x`") == "`` `x` ``"
     assert mentions(code("@x ``@y``")) == [] and mentions(plain("@x `@y`")) == []
@@ -103,7 +104,7 @@ def test_label_spam_creates_no_labels_and_each_folder_is_a_finding(emu: Emulator
     assert not [n for n in emu.issue_labels(repo, pr["number"]) if n.startswith("vendor: ")]
     run = runs_by_name(emu, repo, pr["head"]["sha"])["flagbot / patches"]
     skipped = [a for a in run["output"]["annotations"] if a["title"] == "vendor-label"]
-    assert len(skipped) == 61 and "default branch knows" in skipped[0]["message"]
+    assert len(skipped) == 61 and "a new vendor" in skipped[0]["message"]
     assert len(emu.comments(repo, pr["number"])) == 1
 
 
@@ -143,13 +144,12 @@ def test_a_folder_name_too_long_for_a_label_is_a_finding_and_the_rest_is_written
 
 def test_a_label_github_refuses_does_not_cost_the_others(emu: Emulator, settings: Settings) -> None:
     from flagbot.bot.github import Label
-    from flagbot.bot.handlers import labels
     from tests.bot.handlers_support import BASE_FILES, bot_for
 
     repo = emu.create_repo("flagos/FlagScale", files=dict(BASE_FILES))
     pr = open_pr(emu, repo, {"x.md": "x\n"})
     client = bot_for(settings).github.repo_client(emu.installation_id, repo.full_name)
     bad, good = Label("x" * 60, "ffffff"), Label("vendor: OK_X1", "ffffff")
-    labels.add_wanted(client, pr["number"], labels.LabelChange((bad, good), (bad.name, good.name),
+    add_wanted(client, pr["number"], LabelChange((bad, good), (bad.name, good.name),
                                                                 (), (bad.name, good.name)))
     assert emu.issue_labels(repo, pr["number"]) == ["vendor: OK_X1"]

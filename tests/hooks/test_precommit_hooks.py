@@ -1,7 +1,7 @@
 """Every hook through real pre-commit, against temporary git repositories (slow: builds a venv).
 
-The hook repository is a committed snapshot of this project (pre-commit clones by commit and
-try-repo ignores untracked files). One `try-repo` run proves the try-repo path; the other hooks
+The hook repository is a committed snapshot of this project's working files, cloned with
+`core.symlinks=false` (pre-commit clones by commit and try-repo ignores untracked files). One `try-repo` run proves the try-repo path; the other hooks
 go through `pre-commit run` with a config naming that snapshot and one PRE_COMMIT_HOME for the
 session, so the hook environment (pip install of flagbot) is built once.
 """
@@ -18,12 +18,11 @@ import pytest
 
 from flagbot.hooks.patches import make
 from testing.backend_corpus import BROKEN, CLEAN, build_case
+from testing.layout import clone_without_links
 from tests.hooks.test_real_layouts import ENCRYPTED, FLAGGEMS_ERRORS, OLD_PATCHES, REAL
 
 pytestmark = pytest.mark.precommit
 PROJECT = Path(__file__).resolve().parents[2]
-SNAPSHOT_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "flagbot", "hooks",
-                  "kernels")
 EDITED_ADD = "def add(x, y, alpha=1):\n    return x\n\n\ndef add_(x, y, alpha=1):\n    return x\n"
 
 
@@ -44,17 +43,9 @@ def commit_all(repo: Path, message: str = "snapshot") -> str:
 
 @pytest.fixture(scope="session")
 def hook_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """This project's hook-relevant files, committed in a fresh repository: (path, sha)."""
-    dest = tmp_path_factory.mktemp("hook-repo")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for part in SNAPSHOT_PARTS:
-        src = PROJECT / part
-        if src.is_dir():
-            shutil.copytree(src, dest / part, ignore=ignore, symlinks=True)
-        else:
-            shutil.copy2(src, dest / part)
-    git(dest, "init", "-q")
-    return dest, commit_all(dest)
+    """This project's working files, committed and cloned with `core.symlinks=false` (how Git
+    for Windows, and pre-commit's own clone there, check out): (path, sha)."""
+    return clone_without_links(tmp_path_factory.mktemp("hook-repo"))
 
 
 @pytest.fixture(scope="session")
@@ -127,6 +118,28 @@ def test_check_routing_hook_fails_on_unknown_backend(
     proc = run_hook(precommit_env, hook_repo, target, "check-routing", "--all-files")
     assert proc.returncode == 1
     assert "backends.conf:2: error: [routing-unknown-backend]" in proc.stdout
+
+
+def test_check_plugins_hook_checks_dispatch_configs_and_overrides(
+        hook_repo: tuple[Path, str], precommit_env: dict[str, str], tmp_path: Path) -> None:
+    plugins = PROJECT / "testing/resources/plugins"
+    target = new_repo(tmp_path / "target")
+    shutil.copytree(plugins / "vllm", target, dirs_exist_ok=True)
+    shutil.copytree(plugins / "megatron", target, dirs_exist_ok=True)
+    commit_all(target)
+    clean = pre_commit(precommit_env, target, "try-repo", str(hook_repo[0]), "check-plugins",
+                       "--all-files", "--verbose")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "warning: [plugin-config-unreachable]" in clean.stdout  # musa.yaml
+    metax = target / "vllm_fl/dispatch/config/metax.yaml"
+    metax.write_text(metax.read_text().replace("- vendor:metax", "- vendor:cuda"))
+    registry = target / "megatron/plugin/override_registry.py"
+    registry.write_text(registry.read_text().replace('vendor="npu"', 'vendor="ascend"', 1))
+    git(target, "add", "-A")
+    bad = run_hook(precommit_env, hook_repo, target, "check-plugins")
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "vllm_fl/dispatch/config/metax.yaml:5: error: [plugin-no-implementation]" in bad.stdout
+    assert "megatron/plugin/override_registry.py:26: error: [plugin-unknown-vendor]" in bad.stdout
 
 
 def test_check_hetero_hook_fails_on_missing_patch(
@@ -210,3 +223,18 @@ def test_patch_hooks_examine_the_real_flagscale_tree(
     hetero = run_hook(precommit_env, hook_repo, target, "check-hetero", "--all-files")
     assert hetero.returncode == 1, hetero.stdout + hetero.stderr
     assert "tools/patch/hetero.txt:1: error: [hetero-missing-patch] metax_C500" in hetero.stdout
+
+
+def test_patch_hook_under_flagscales_own_exclude_fails_instead_of_passing(
+        hook_repo: tuple[Path, str], precommit_env: dict[str, str], tmp_path: Path) -> None:
+    # FlagScale's top-level `exclude:` (3fde442) hides hardware/*.patch from every hook; the
+    # encrypted patch still reaches ours, which must not report Passed having checked nothing.
+    target = real_target(tmp_path, "flagscale-g1")
+    path, sha = hook_repo
+    (target / ".pre-commit-config.yaml").write_text(
+        "exclude: |\n    (?x)^(\n        hardware/.*\\.patch|\n        .*\\.md\n    )$\n"
+        f"repos:\n- repo: {path}\n  rev: {sha}\n  hooks:\n  - id: check-patches\n")
+    commit_all(target, "FlagScale's exclude")
+    proc = pre_commit(precommit_env, target, "run", "check-patches", "--all-files")
+    assert proc.returncode == 1 and "Passed" not in proc.stdout, proc.stdout + proc.stderr
+    assert "[nothing-checked] all 2 stored patch(es) under hardware/ are excluded" in proc.stdout

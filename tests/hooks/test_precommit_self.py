@@ -38,6 +38,12 @@ SELECTS = {
     "check-hetero": ["hardwares/hetero.txt", "hardware/hetero.txt", "tools/patch/hetero.txt",
                      "flagscale/patch/hetero.txt", ".github/flagbot.yml"],
     "check-routing": ["backends.conf"],
+    "check-plugins": ["vllm_fl/dispatch/config/metax.yaml", "sglang_fl/dispatch/config/musa.yaml",
+                      "vllm_fl/dispatch/backends/vendor/metax/register_ops.py",
+                      "sglang_fl/dispatch/backends/flagos/register_ops.py", "vllm_fl/utils.py",
+                      "megatron/plugin/override_registry.py",
+                      "megatron/plugin/platform/platform_npu.py",
+                      "megatron/core/fusions/fused_softmax.py"],
 }
 
 

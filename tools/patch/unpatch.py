@@ -8,13 +8,9 @@ containing the current directory, with flagbot's exit codes (0/1/2).
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # works without pip install
-
-from flagbot.hooks import cli  # noqa: E402
+from flagbot.hooks import cli  # needs flagbot installed (`pip install .`, or -e in a checkout)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,6 @@
+from megatron.plugin.decorators import overridable
+
+
+@overridable
+class ScaledSoftmax:
+    pass

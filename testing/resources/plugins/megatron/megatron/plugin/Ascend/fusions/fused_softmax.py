@@ -1,0 +1,2 @@
+class ScaledSoftmax:
+    pass

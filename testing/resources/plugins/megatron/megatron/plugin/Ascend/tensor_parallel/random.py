@@ -1,0 +1,2 @@
+def _set_cuda_rng_state(new_state, device=-1):
+    pass

@@ -1,0 +1,11 @@
+from sglang_fl.dispatch.types import BackendImplKind, OpImpl
+
+
+def register_builtins(registry, backend):
+    impls = [
+        OpImpl(op_name="silu_and_mul", impl_id="vendor.kunlunxin", kind=BackendImplKind.VENDOR,
+               fn=backend.silu_and_mul, vendor="kunlunxin"),
+        OpImpl(op_name="rms_norm", impl_id="vendor.kunlunxin", kind=BackendImplKind.VENDOR,
+               fn=backend.rms_norm, vendor="kunlunxin"),
+    ]
+    registry.register_many(impls)
