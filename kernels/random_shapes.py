@@ -194,7 +194,7 @@ def draw_case(rng: random.Random, op: str) -> Case:
 
 def _op_seed(seed: int, op: str) -> int:
     # Each op draws from its own stream, so adding an op never changes another op's shapes.
-    return seed * 1_000_003 + sum(ord(c) * 31 ** i for i, c in enumerate(op)) % 1_000_003
+    return int(seed * 1_000_003 + sum(ord(c) * 31 ** i for i, c in enumerate(op)) % 1_000_003)
 
 
 def draw(op: str, count: int, seed: int) -> tuple[Case, ...]:
