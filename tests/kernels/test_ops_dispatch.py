@@ -82,6 +82,20 @@ def test_mm_full_k_tiles_then_masked_tail(m: int, n: int, k: int, dtype: torch.d
         _check("mm", mm(a, b, config=config), a.double() @ b.double(), k)
 
 
+def test_mm_tile_rules_split_small_grids_and_drop_the_k_tail_where_measured() -> None:
+    from flagbot.kernels.ops.mm import _no_tail, mm_config
+
+    bf16 = torch.bfloat16
+    assert mm_config(73, 2047, 4096, bf16).split_k == 4  # 32 tiles: under half the SMs
+    assert mm_config(1024, 1024, 1000, bf16).split_k == 1  # 128 tiles: no partial sums
+    assert mm_config(4096, 4096, 4096, bf16).block_n == 256
+    assert mm_config(1999, 1999, 999, bf16).block_m == 128
+    a = torch.empty(128, 128, dtype=bf16)
+    assert not _no_tail(a, a, 128, 64)  # row-major 16-bit keeps the tail
+    assert _no_tail(a.t(), a, 128, 64) and _no_tail(a.float(), a.float(), 128, 32)
+    assert not _no_tail(a.float(), a.float(), 100, 32)  # K does not divide: the tail is needed
+
+
 def test_mm_strides_multiple_of_8_but_not_16(device: torch.device) -> None:
     # K = 24 fp16: rows start on 16 bytes without being a multiple of 16 elements, the stride
     # alignment the kernel states itself (no copy is made).
