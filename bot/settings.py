@@ -70,6 +70,14 @@ class Settings:
     # the "not configured" start-up warnings were already printed by `flagbot serve`, so its
     # gunicorn workers stay quiet (one set of lines per start, not one per process)
     startup_warned: bool = False
+    # `runner: local` without bubblewrap: runs pull-request code beside the bot's secrets
+    # (FLAGBOT_UNSAFE_LOCAL_RUNNER=1; for machines that only ever see trusted code)
+    unsafe_local_runner: bool = False
+    # slash-command comments answered per 10 minutes: per commenter and per pull request,
+    # and from people without write access per repository (bot/handlers/issue_comment.py)
+    commands_per_user: int = 5
+    commands_per_pull: int = 10
+    outsider_commands_per_repo: int = 20
     # Delivery-log reconciliation (bot/chores/reconcile.py): a round at the worker's start and every
     # `reconcile_minutes` (0: never), asking GitHub for at most `reconcile_max` redeliveries each
     reconcile_minutes: float = 10.0
@@ -106,6 +114,10 @@ class Settings:
             metrics_dir=Path(env[METRICS_ENV]) if env.get(METRICS_ENV) else None,
             log_format=env.get(LOG_FORMAT_ENV) or "text",
             startup_warned=env.get(STARTUP_WARNED_ENV) == "1",
+            unsafe_local_runner=env.get("FLAGBOT_UNSAFE_LOCAL_RUNNER") == "1",
+            commands_per_user=int(env.get("FLAGBOT_COMMANDS_PER_USER") or 5),
+            commands_per_pull=int(env.get("FLAGBOT_COMMANDS_PER_PULL") or 10),
+            outsider_commands_per_repo=int(env.get("FLAGBOT_OUTSIDER_COMMANDS_PER_REPO") or 20),
             reconcile_minutes=float(env.get("FLAGBOT_RECONCILE_MINUTES") or 10.0),
             reconcile_max=int(env.get("FLAGBOT_RECONCILE_MAX") or 50),
         )

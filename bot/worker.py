@@ -23,6 +23,7 @@ from huey.consumer import Consumer
 
 from flagbot.bot.chores.drift import DriftSchedule, start_schedule
 from flagbot.bot.chores.reconcile import Reconciler, start_reconciler
+from flagbot.bot.handlers.deferred import Deferred
 from flagbot.bot.locks import RepoLocks
 from flagbot.bot.monitoring import logs, metrics
 from flagbot.bot.settings import Settings
@@ -123,6 +124,11 @@ class Worker:
             result = self._run(row, payload)
             # before the row is done: a crash in between runs the idempotent handlers again
             self.schedule_follow_ups(result)
+        except Deferred as later:
+            if self.ledger.release(row.id, self.owner, f"deferred: {later}"):
+                self.queue.schedule(row.id, later.delay_s)
+                log.info("delivery %s (%s): deferred %.0fs: %s", row.id, row.event,
+                         later.delay_s, later)
         except Exception as exc:
             self._failed(row, exc)
         else:

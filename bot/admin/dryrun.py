@@ -61,6 +61,9 @@ class DryRunClient:
         """A push the bot would make (the workspace of a dry run calls this instead of pushing)."""
         self._record("git.push", url=redact(url), refspecs=list(refspecs))
 
+    def spare_writes(self) -> float:
+        return float("inf")  # nothing is sent: nothing waits
+
     def read_file(self, path: str, ref: str) -> str | None:
         # The working tree's config wins: trying an edited config is what a dry run is for.
         if path == CONFIG_PATH and (self.repo / path).is_file():

@@ -15,6 +15,7 @@ import argparse
 import html
 import json
 import os
+import re
 import secrets
 import sys
 import threading
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import yaml
 
@@ -89,12 +90,20 @@ def start_page(action: str, manifest: dict[str, Any]) -> bytes:
     ).encode()
 
 
+# GitHub's one-time codes are short runs of letters and digits; anything else (a `../`, a `?`)
+# would steer the conversion request to another API path.
+CODE = re.compile(r"[0-9A-Za-z]{8,100}")
+
+
 def convert(api_url: str, code: str) -> dict[str, Any]:
     """Trade the one-time code for the App: id, slug, pem, webhook_secret, client id and secret."""
     import requests
 
+    if not CODE.fullmatch(code):
+        raise FlagbotError(f"the redirect's code {code[:40]!r} is not a GitHub manifest code",
+                           hint="run flagbot setup again and confirm the App on GitHub")
     try:
-        reply = requests.post(f"{api_url.rstrip('/')}/app-manifests/{code}/conversions",
+        reply = requests.post(f"{api_url.rstrip('/')}/app-manifests/{quote(code, safe='')}/conversions",
                               headers={"Accept": "application/vnd.github+json"},
                               timeout=HTTP_TIMEOUT_S)
     except requests.RequestException as exc:
@@ -174,6 +183,11 @@ class Flow:
                 f"{self.folder}. Install it: {self.app.get('html_url')}/installations/new")
 
 
+def server_port(server: object) -> int:
+    address = getattr(server, "server_address", ("", 0))
+    return int(address[1]) if isinstance(address, tuple) else 0
+
+
 def make_server(flow: Flow, port: int) -> ThreadingHTTPServer:
     """The local server: `/` posts the manifest, `/callback` receives GitHub's redirect."""
 
@@ -183,7 +197,12 @@ def make_server(flow: Flow, port: int) -> ThreadingHTTPServer:
 
         def do_GET(self) -> None:
             parts = urlsplit(self.path)
-            if parts.path == "/":
+            port = server_port(self.server)
+            if self.headers.get("Host", "") not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+                # a page on another site that resolves its own name to 127.0.0.1 (DNS
+                # rebinding) must neither read the state nor finish the flow with its code
+                self.answer(421, b"this page answers only at 127.0.0.1 or localhost")
+            elif parts.path == "/":
                 action = f"{flow.action}?state={flow.state}"
                 self.answer(200, start_page(action, flow.manifest))
             elif parts.path == CALLBACK:

@@ -18,7 +18,7 @@ from typing import Any
 from github import GithubException
 
 from flagbot.bot.context import Context, PullRequest
-from flagbot.bot.devices import local, plan, results, trust
+from flagbot.bot.devices import isolation, local, plan, results, trust
 from flagbot.bot.devices.artifact import ArtifactError, fetch_report
 from flagbot.bot.devices.ids import DEADLINE_EVENT, Request, Tracked
 from flagbot.bot.devices.plan import Device, Rules
@@ -37,7 +37,8 @@ ICONS = {"success": "✅", "failure": "❌", "cancelled": "➖", "timed_out": "�
 class Started:
     """What asking for one device did: `dispatched`, `ran` (local), `waiting` (for
     `/ok-to-test`), `running` (one is already under way), `exists` (this head has its result),
-    `failed` (the dispatch was refused); `detail` is a sentence for replies."""
+    `failed` (the dispatch was refused), `refused` (a local device and an author without
+    write access); `detail` is a sentence for replies."""
 
     device: str
     outcome: str
@@ -100,10 +101,7 @@ def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Seque
                    "summary": f"Kernel check of {code(device.backend)} on {where}; request "
                               f"{code(request.id)}."}})
     if device.local:
-        with ctx.workspace.checkout(pr) as tree:
-            ran = local.run(tree, device.backend, ops, rule.min_speedup, rule.min_native_fraction,
-                            device.timeout_minutes * 60.0)
-        result = local_result(ran, device, rule)
+        result = run_locally(ctx, pr, device, rule, ops)
         finish(client, check_id, result, tracked)
         return Started(device.name, "ran", f"{result.conclusion}: {result.title}")
     inputs = {"device": device.name, "runner": json_list(device.runner), "pr": str(pr.number),
@@ -126,6 +124,24 @@ def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Seque
         **({"details_url": url} if url else {})})
     deadline(ctx, request, device.timeout_minutes * 60.0)
     return Started(device.name, "dispatched", f"dispatched to {where}" + (f": {url}" if url else ""))
+
+
+def run_locally(ctx: Context, pr: PullRequest, device: Device, rule: Rules,
+                ops: Sequence[str]) -> checkruns.CheckResult:
+    """The check run of a sandboxed run on this machine (a failure saying why where no
+    sandbox can be built)."""
+    settings = ctx.settings
+    secrets = isolation.secrets_of((settings.webhook_secret, settings.webhook_secret_previous,
+                                    settings.private_key))
+    try:
+        with ctx.workspace.checkout(pr) as tree:
+            ran = local.run(tree, device.backend, ops, rule.min_speedup, rule.min_native_fraction,
+                            device.timeout_minutes * 60.0, unsafe=settings.unsafe_local_runner,
+                            secrets=secrets)
+    except isolation.SandboxUnavailable as exc:
+        return results.without_report(device, "failure", "no sandbox for the local runner",
+                                      f"Nothing ran: {exc}", None)
+    return local_result(ran, device, rule)
 
 
 def json_list(items: Sequence[str]) -> str:
@@ -197,12 +213,24 @@ def ask(ctx: Context, pr: PullRequest, wanted: Sequence[tuple[Device, Sequence[s
             done.append(Started(device.name, "waiting", "waiting for `/ok-to-test`"))
         elif ref is not None and tracked is not None and tracked.state == "done" and not rerun:
             done.append(Started(device.name, "exists", f"this head's result: {ref.conclusion}"))
+        elif device.local and not trust.trusted(rule, role):
+            done.append(local_refused(device, pr, role))
         elif ok:
             done.append(start(ctx, pr, device, rule, tuple(ops) or (tracked.ops if tracked else ())))
         else:
             done.append(block(ctx, pr, device, rule, ops, role))
     set_needs_label(ctx, pr, rule, blocked=any(s.outcome == "waiting" for s in done))
     return done
+
+
+def local_refused(device: Device, pr: PullRequest, role: str) -> Started:
+    """The local runner shares the bot's machine: only trusted authors' code may reach it,
+    whatever a `/ok-to-test` says (approval is for self-hosted runners, which hold no bot
+    secrets)."""
+    return Started(device.name, "refused",
+                   f"{device.name} runs on the bot's own machine, which runs only code by "
+                   f"authors with write access; {code(pr.author, 60)} has `{role}`. Use a "
+                   "self-hosted runner device for outside contributions.")
 
 
 def set_needs_label(ctx: Context, pr: PullRequest, rule: Rules, *, blocked: bool) -> None:

@@ -78,7 +78,8 @@ def create_app(settings: Settings | None = None) -> Flask:
     def feeds(name: str) -> Response:
         """Atom feed of merged PRs carrying a label: /feeds/<label>.atom[?repo=owner/name]."""
         code, body, content_type = atom.serve(backend.label_log, name, request.args, request.url)
-        return Response(body, status=code, content_type=content_type)
+        return Response(body, status=code, content_type=content_type,
+                        headers={"Retry-After": "2"} if code == 503 else None)
 
     app.extensions["flagbot"] = backend
     # the one route of /webhook: Flask has no view for it

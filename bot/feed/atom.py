@@ -7,6 +7,8 @@
 from __future__ import annotations
 
 import re
+import threading
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
@@ -17,6 +19,14 @@ from flagbot.bot.feed.log import LabeledPR, LabelLog
 ATOM = "http://www.w3.org/2005/Atom"
 DEFAULT_ENTRIES = 50
 MAX_ENTRIES = 500
+# Feed reads share the web process with webhook ingest: at most this many are rendered at once
+# (others get 503 and Retry-After), and a rendered feed is reused for a few seconds, so readers
+# polling a feed cannot take the threads GitHub's deliveries need.
+MAX_CONCURRENT_READS = 2
+CACHE_SECONDS = 5.0
+CACHE_ENTRIES = 64
+# Characters XML 1.0 allows (its `Char` production); anything else makes the document ill-formed.
+NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def iso(epoch: float | None) -> str | None:
@@ -42,10 +52,16 @@ def record(entry: LabeledPR) -> dict[str, Any]:
             "paths": list(entry.paths)}
 
 
+def xml_text(text: str) -> str:
+    """`text` without the characters XML 1.0 forbids (control characters, U+FFFE, U+FFFF,
+    lone surrogates): a PR title or a file name holding one must not break the whole feed."""
+    return NOT_XML.sub("\ufffd", text)
+
+
 def _sub(parent: ET.Element, tag: str, text: str | None = None, **attrs: str) -> ET.Element:
-    el = ET.SubElement(parent, f"{{{ATOM}}}{tag}", attrs)
+    el = ET.SubElement(parent, f"{{{ATOM}}}{tag}", {k: xml_text(v) for k, v in attrs.items()})
     if text is not None:
-        el.text = text
+        el.text = xml_text(text)
     return el
 
 
@@ -89,7 +105,32 @@ def atom(label: str, entries: Sequence[LabeledPR], *, self_url: str, repo: str |
 REPO_RE = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
-def serve(log: LabelLog, name: str, args: Mapping[str, str], url: str) -> tuple[int, bytes, str]:
+class Reads:
+    """The feed route's bound on concurrent renders and its short-lived cache of results."""
+
+    def __init__(self) -> None:
+        self.slots = threading.BoundedSemaphore(MAX_CONCURRENT_READS)
+        self.lock = threading.Lock()
+        self.cache: dict[tuple[str, str | None, int, str], tuple[float, bytes]] = {}
+
+    def cached(self, key: tuple[str, str | None, int, str]) -> bytes | None:
+        with self.lock:
+            hit = self.cache.get(key)
+        return hit[1] if hit and time.monotonic() - hit[0] < CACHE_SECONDS else None
+
+    def keep(self, key: tuple[str, str | None, int, str], body: bytes) -> None:
+        with self.lock:
+            if len(self.cache) >= CACHE_ENTRIES:
+                self.cache.pop(min(self.cache, key=lambda k: self.cache[k][0]))
+            self.cache[key] = (time.monotonic(), body)
+
+
+READS = Reads()
+BUSY = (503, b"feeds are busy; try again in a few seconds\n", "text/plain")
+
+
+def serve(log: LabelLog, name: str, args: Mapping[str, str], url: str,
+          reads: Reads = READS) -> tuple[int, bytes, str]:
     """GET /feeds/<name>: (status, body, content type) for `<label>.atom`, `?repo=`, `?limit=`."""
     if not name.endswith(".atom") or len(name) == len(".atom"):
         return 404, b"feeds are /feeds/<label>.atom\n", "text/plain"
@@ -98,8 +139,18 @@ def serve(log: LabelLog, name: str, args: Mapping[str, str], url: str) -> tuple[
     if repo is not None and not REPO_RE.match(repo):
         return 400, f"repo={repo!r}: expected owner/name\n".encode(), "text/plain"
     try:
-        limit = min(int(args.get("limit") or DEFAULT_ENTRIES), MAX_ENTRIES)
+        limit = max(min(int(args.get("limit") or DEFAULT_ENTRIES), MAX_ENTRIES), 0)
     except ValueError:
         return 400, b"limit: expected a number\n", "text/plain"
-    entries = log.find(label, repo=repo, state="merged", limit=max(limit, 0))
-    return 200, atom(label, entries, self_url=url, repo=repo), "application/atom+xml; charset=utf-8"
+    key = (label.lower(), repo.lower() if repo else None, limit, url)
+    body = reads.cached(key)
+    if body is None:
+        if not reads.slots.acquire(blocking=False):
+            return BUSY
+        try:
+            entries = log.find(label, repo=repo, state="merged", limit=limit)
+            body = atom(label, entries, self_url=url, repo=repo)
+        finally:
+            reads.slots.release()
+        reads.keep(key, body)
+    return 200, body, "application/atom+xml; charset=utf-8"

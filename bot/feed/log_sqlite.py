@@ -20,7 +20,10 @@ create table if not exists labeled (
     labeled_at real not null, merged_at real, closed_at real, merge_commit text, unlabeled_at real,
     primary key (repo, number, label));
 create index if not exists labeled_by_label on labeled (label, state, merged_at);
+create index if not exists labeled_by_time on labeled (label, state, coalesce(merged_at, closed_at, labeled_at));
 """
+# newest state change first, as feed/log.newest_first orders
+ORDER = "order by coalesce(merged_at, closed_at, labeled_at) desc, repo desc, number desc"
 COLUMNS = ("repo, number, label, title, url, paths, state, labeled_at, merged_at, closed_at, "
            "merge_commit, unlabeled_at")
 
@@ -91,5 +94,21 @@ class SqliteLabelLog:
     def find(self, label: str, *, repo: str | None = None, since: float | None = None,
              state: str = "merged", limit: int | None = None) -> list[LabeledPR]:
         """Entries carrying `label` in `state` (or "all"), newest first."""
-        found = self._entries("label=? and unlabeled_at is null", (label,))
+        # filtered, ordered and cut in SQL (an index serves it): a label with 200,000 entries
+        # costs a feed read its page, not the whole log
+        where: list[str] = ["label=?", "unlabeled_at is null"]
+        args: list[object] = [label]
+        if state != "all":
+            where.append("state=?")
+            args.append(state)
+        if repo is not None:
+            where.append("repo=?")
+            args.append(repo)
+        if since is not None:
+            where.append("coalesce(merged_at, closed_at, labeled_at) >= ?")
+            args.append(since)
+        tail = f" {ORDER}" + (" limit ?" if limit is not None else "")
+        if limit is not None:
+            args.append(max(limit, 0))
+        found = self._entries(" and ".join(where) + tail, tuple(args))
         return newest_first([e for e in found if keep(e, repo=repo, since=since, state=state)], limit)

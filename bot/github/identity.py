@@ -160,5 +160,6 @@ class GitHubApp:
 
     def repo_client(self, installation_id: int, full_name: str) -> PyGithubClient:
         """The real client for one delivery on `full_name`."""
+        bucket = self.bucket(installation_id)
         return PyGithubClient(self.connect(installation_id), full_name, self.bot_login(),
-                              pace=self.bucket(installation_id).acquire)
+                              pace=bucket.acquire, spare=bucket.spare)

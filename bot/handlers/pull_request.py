@@ -12,6 +12,7 @@ from flagbot.bot import interest
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
+from flagbot.bot.devices import trust
 from flagbot.bot.github import ChangedFile, Comment, checkruns, comments
 from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.github.client import ROLES
@@ -117,7 +118,9 @@ def handle(ctx: Context) -> dict[str, Any]:
                              kernel_lines=device_runs.section(
                                  client, device_plan.devices(ctx.config), pr.head_sha)
                              if ctx.config["devices"] else [])
-    body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
+    seen_at = str((ctx.payload.get("pull_request") or {}).get("updated_at") or "")
+    body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels),
+                                   trust.HEADS: trust.with_head(meta, pr.head_sha, seen_at)})
     done["summary"] = comments.upsert(client, pr.number, existing, body)[0]
     add_wanted(client, pr.number, change)
     recorded = downstream.record_labels(ctx, wanted, change)

@@ -8,6 +8,7 @@ from flagbot.bot.feed.log import LabelLog
 from flagbot.bot.settings import Settings
 from flagbot.bot.store import Ledger
 from flagbot.bot.store.queue import QUEUE_NAME, DeliveryQueue
+from flagbot.bot.store.rates import Rates
 
 
 def open_ledger(settings: Settings) -> Ledger:
@@ -45,3 +46,14 @@ def open_label_log(settings: Settings, *, create: bool = True) -> LabelLog:
     from flagbot.bot.feed.log_sqlite import SqliteLabelLog
 
     return SqliteLabelLog(settings.feed_path, create=create)
+
+
+def open_rates(settings: Settings) -> Rates:
+    """The rate-limit counters of slash commands."""
+    if settings.redis_url:
+        from flagbot.bot.store.rates import RedisRates
+
+        return RedisRates(settings.redis_url)
+    from flagbot.bot.store.rates import SqliteRates
+
+    return SqliteRates(settings.state_dir / "rates.db")

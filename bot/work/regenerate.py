@@ -7,6 +7,11 @@ the commit a `Base-Commit: <sha>` line of the PR body names; with several device
 pushed to the PR branch (same repository, or a fork that allows maintainer edits), else to
 `flagbot/patch/<number>` in the base repository, for the author to take.
 
+A stranger's change is bounded before it costs anything: its size is read from git's object
+sizes first, the generation runs in the memory- and time-limited child the checks use, and the
+written patch must fit the patch size limit; a hardwares path that is not a plain folder of the
+checkout, like any of these, is a failed `flagbot / patches` with the reason.
+
 It settles: the bot's commit touches only the hardwares folder, which patches never contain, and
 the bot's own commits are skipped when choosing the head to generate from, so the `synchronize`
 its push causes finds the files already right and pushes nothing. The commit's dates are the
@@ -23,10 +28,12 @@ from pathlib import Path
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile
 from flagbot.bot.github.markdown import code, code_block
+from flagbot.bot.work import sandbox
 from flagbot.hooks import git
 from flagbot.hooks.config import RepoConfig, label_device
-from flagbot.hooks.errors import FlagbotError, UsageError
+from flagbot.hooks.errors import CheckFailed, FlagbotError, UsageError
 from flagbot.hooks.folders import detect_folder
+from flagbot.hooks.limits import MAX_PATCH_BYTES
 from flagbot.hooks.patches import perfile
 from flagbot.hooks.patches.devices import DEVICE_RE
 from flagbot.hooks.patches.make import make_device_patches
@@ -86,6 +93,7 @@ def regenerate(ctx: Context, pr: PullRequest, devices: list[str]) -> Regen:
     if len(devices) > MAX_DEVICES:
         return Regen("failed", devices, message=f"at most {MAX_DEVICES} devices at once")
     bot = ctx.client.bot_login
+    settings = ctx.settings
     with ctx.workspace.checkout(pr) as tree:
         found = hw if "hardwares" in ctx.config.given else detect_folder(tree, "hardwares")
         if "hardwares" not in ctx.config.given and perfile.uses_perfile(tree, found):
@@ -98,9 +106,16 @@ def regenerate(ctx: Context, pr: PullRequest, devices: list[str]) -> Regen:
         try:
             cur = skip_own_commits(tree, pr.head_sha, bot)
             base = find_base(ctx, tree, pr, cur)
-            files = make_device_patches(tree, devices, base, cur, hardwares=hw)
-        except FlagbotError as exc:
+            check_room(tree, hw, base, cur)
+            # the pull request's files are parsed and diffed here: in the limited child
+            files = sandbox.run_limited(make_patches, tree, devices, base, cur, hw,
+                                        memory_mb=settings.check_memory_mb,
+                                        timeout_s=settings.check_timeout_s, what="regeneration")
+            check_patch_sizes(tree, files)
+        except (FlagbotError, sandbox.LimitExceeded) as exc:
             return Regen("failed", devices, message=str(exc))
+        except (OSError, sandbox.ChildError) as exc:  # git or the disk gave out in the child
+            return Regen("failed", devices, message=f"regeneration: {exc}")
         base = git.resolve_commit(tree, base)
         changed = changed_paths(tree, files)
         if not changed:
@@ -142,6 +157,59 @@ def find_base(ctx: Context, tree: Path, pr: PullRequest, cur: str) -> str:
                          f"({pr.base_sha[:12]})",
                          hint="add a 'Base-Commit: <sha>' line to the PR description")
     return proc.stdout.decode().strip()
+
+
+def check_room(tree: Path, hw: str, base: str, cur: str) -> None:
+    """Refuse (FlagbotError) before anything is generated when the hardwares folder is not a
+    plain folder of the checkout, or when BASE..CUR holds more than a stored patch may (from
+    git's object sizes: nothing of the change is read)."""
+    here = tree
+    for part in hw.strip("/").split("/"):
+        here = here / part
+        if here.is_symlink():
+            raise CheckFailed(f"{hw} is a symbolic link in this pull request ({here.relative_to(tree)}); "
+                              "the bot writes patches only into a plain folder of the repository",
+                              hint=f"make {hw} a folder, or set `hardwares:` in .github/flagbot.yml")
+        if here.exists() and not here.is_dir():
+            raise CheckFailed(f"{here.relative_to(tree)} is a file, not a folder",
+                              hint=f"make {hw} a folder, or set `hardwares:` in .github/flagbot.yml")
+    total = change_bytes(tree, base, cur)
+    if total > MAX_PATCH_BYTES:
+        raise CheckFailed(f"the change from {base[:12]} holds {total >> 20} MiB of file contents; "
+                          f"the bot makes patches of at most {MAX_PATCH_BYTES >> 20} MiB",
+                          hint="make the patch locally with flagbot patch, or keep large files "
+                               "out of the change")
+
+
+def change_bytes(tree: Path, base: str, cur: str) -> int:
+    """The sizes of every blob BASE..CUR removes or adds, added up (an upper bound of what a
+    patch of the change holds), from git's object database."""
+    raw = git.run(["diff-tree", "-r", "-z", "--no-renames", base, cur], cwd=tree,
+                  isolated=True).stdout.split(b"\0")
+    blobs: set[str] = set()
+    for field_ in raw:
+        if field_.startswith(b":"):
+            parts = field_[1:].split()
+            blobs.update(sha.decode() for sha in parts[2:4] if sha.strip(b"0"))
+    if not blobs:
+        return 0
+    sizes = git.run(["cat-file", "--batch-check=%(objectsize)"], cwd=tree, isolated=True,
+                    stdin="\n".join(sorted(blobs)).encode() + b"\n").stdout.split()
+    return sum(int(size) for size in sizes if size.isdigit())
+
+
+def check_patch_sizes(tree: Path, files: list[str]) -> None:
+    for rel in files:
+        size = (tree / rel).stat().st_size
+        if size > MAX_PATCH_BYTES:
+            raise CheckFailed(f"{rel} would be {size >> 20} MiB; the bot stores patches of at "
+                              f"most {MAX_PATCH_BYTES >> 20} MiB",
+                              hint="make the patch locally with flagbot patch")
+
+
+def make_patches(tree: Path, devices: list[str], base: str, cur: str, hw: str) -> list[str]:
+    """The devices' patches made by the engine (the limited child's entry point)."""
+    return make_device_patches(tree, devices, base, cur, hardwares=hw)
 
 
 def changed_paths(tree: Path, files: list[str]) -> list[str]:

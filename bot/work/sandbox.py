@@ -31,6 +31,10 @@ class LimitExceeded(RuntimeError):
     permanent = True
 
 
+class ChildError(RuntimeError):
+    """An exception of the child that could not be sent back as itself (its text kept)."""
+
+
 def _child(conn: Connection, func: Callable[..., Any], args: tuple[Any, ...],
            memory_bytes: int) -> None:
     _, hard = resource.getrlimit(resource.RLIMIT_DATA)
@@ -42,10 +46,10 @@ def _child(conn: Connection, func: Callable[..., Any], args: tuple[Any, ...],
         reply = ("memory", None)
     except Exception as exc:
         try:
-            pickle.dumps(exc)
+            pickle.loads(pickle.dumps(exc))  # some exceptions pickle but cannot be rebuilt
             reply = ("error", exc)
         except Exception:
-            reply = ("error", RuntimeError(f"{type(exc).__name__}: {exc}"))
+            reply = ("error", ChildError(f"{type(exc).__name__}: {exc}"))
     try:
         conn.send(reply)
     except MemoryError:

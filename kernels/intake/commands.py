@@ -56,6 +56,9 @@ def add_parsers(sub: Any) -> None:
                      help="time each operator on this GPU instead of trusting the given times")
     imp.add_argument("--timeout", type=float, default=300.0,
                      help="seconds allowed to each child step (import+accuracy, pytest)")
+    imp.add_argument("--no-sandbox", action="store_true",
+                     help="UNSAFE: run the generated code as plain processes of your user "
+                          "where bubblewrap is unavailable (only for payloads you trust)")
 
 
 def _validation(args: argparse.Namespace, cwd: Path) -> perfdata.Validation:

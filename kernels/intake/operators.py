@@ -11,6 +11,7 @@ it was; a dry run writes nothing there at all.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import shutil
 import tempfile
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from flagbot.kernels import bubblewrap
 from flagbot.kernels.intake import experimental
 from flagbot.kernels.intake.checks import Outcome, Plan, Settings, check
 from flagbot.kernels.intake.payload import dumps, load
@@ -128,8 +130,9 @@ def record(p: Plan, outcome: Outcome, selection: dict[str, Any], batch: int,
 
 
 def assemble(dest: Path, stage: Path, checked: Path, accepted: dict[str, dict[str, Any]],
-             index: dict[str, Any]) -> list[str]:
-    """Build the destination's next state in `stage`; the relative paths that change."""
+             index: dict[str, Any], digests: dict[str, dict[str, str]]) -> list[str]:
+    """Build the destination's next state in `stage`; the relative paths that change. Each
+    operator's files must still be what was checked (`digests`), or nothing is assembled."""
     if dest.exists():
         shutil.copytree(dest, stage, ignore=IGNORE)
     stage.mkdir(parents=True, exist_ok=True)
@@ -151,7 +154,11 @@ def assemble(dest: Path, stage: Path, checked: Path, accepted: dict[str, dict[st
                                          encoding="utf-8")
             changed.append(package.as_posix())
         for rel in (rec["module"], rec["test"]):
-            shutil.copyfile(checked / name / rel, stage / rel)
+            source = checked / name / rel
+            if digests.get(name, {}).get(rel) != hashlib.sha256(source.read_bytes()).hexdigest():
+                raise ImportUsageError(f"{name}: {rel} changed after it was checked; nothing "
+                                       "was imported (run the import again)")
+            shutil.copyfile(source, stage / rel)
             changed.append(rel)
         index["ops"][name] = rec
     (stage / experimental.INDEX).write_text(dumps(index), encoding="utf-8")
@@ -193,9 +200,17 @@ def run(selection: dict[str, Any], payloads: Path, dest: Path, settings: Setting
         index = experimental.read_index(dest)
     except experimental.BrokenIndex as exc:
         raise ImportUsageError(str(exc)) from exc
+    if settings.sandbox:
+        try:
+            bubblewrap.find()
+        except bubblewrap.SandboxUnavailable as exc:
+            raise ImportUsageError(f"{exc}; or pass --no-sandbox to run the generated code as "
+                                   "plain processes of your user (only for payloads you "
+                                   "trust)") from exc
     report = Report()
     plans = plan(selection, payloads, index, replace, report)
     accepted: dict[str, dict[str, Any]] = {}
+    digests: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory(prefix="flagbot-import-") as tmp:
         checked = Path(tmp) / "checked"
         for p in plans:
@@ -210,11 +225,12 @@ def run(selection: dict[str, Any], payloads: Path, dest: Path, settings: Setting
                 report.rejected[p.name] = outcome.reason
                 continue
             accepted[p.name] = record(p, outcome, selection, settings.batch, rejudged)
+            digests[p.name] = outcome.digests
             report.imported[p.name] = [p.module, p.test]
         if not accepted:
             return report
         stage = Path(tmp) / "stage"
-        report.written = assemble(dest, stage, checked, accepted, index)
+        report.written = assemble(dest, stage, checked, accepted, index, digests)
         if not dry_run:
             swap(stage, dest)
     return report

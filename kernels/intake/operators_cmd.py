@@ -92,7 +92,8 @@ def import_main(args: argparse.Namespace, cwd: Path) -> int:
         return _error(problem)
     try:
         selected = read_selection(cwd / args.input, args.batch)
-        settings = Settings(timeout=args.timeout, remeasure=args.remeasure, batch=args.batch)
+        settings = Settings(timeout=args.timeout, remeasure=args.remeasure, batch=args.batch,
+                            sandbox=not args.no_sandbox)
         report = run(selected, cwd / args.payloads, dest, settings, replace=args.replace,
                      dry_run=args.dry_run,
                      rejudge=rejudger(selected) if args.remeasure else None)

@@ -1,23 +1,39 @@
-"""Child process of `kernels import`: import one generated module, check it, report JSON.
+"""Child process of `kernels import`: import one generated module and call it on every planned
+case, inside the sandbox. Usage: `python -m flagbot.kernels.intake.probe REQUEST.json SCRATCH FD`.
 
-Generated code runs here, never in the importing process: a crash, a hang or a module-level
-side effect ends with this process (the parent holds the timeout). Usage:
-`python -m flagbot.kernels.intake.probe REQUEST.json RESULT.json`. The result file is
-rewritten after each step, so after a timeout the parent knows how far it got.
+Generated code runs here, never in the importing process. Results go back as frames on the
+pipe FD (never a file, which the operator's code could rewrite later): `status` (how far it
+got, for the reason of a rejection), `outputs` (what the operator returned per case; the parent
+judges it against torch itself, intake/verdict.py) or, in a second run with `"step": "time"`
+(--remeasure, once the parent found it accurate), `timing`; then `end`, and the process ends
+at once with `os._exit`, so no exit handler of the operator's runs after the last frame. The
+parent refuses any stream that is not exactly that.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
 
-def _write(path: Path, result: dict[str, Any]) -> None:
-    path.write_text(json.dumps(result, indent=1), encoding="utf-8")
+def emit(fd: int, kind: str, data: bytes) -> None:
+    os.write(fd, f"{kind} {len(data)}\n".encode("ascii"))
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def finish(fd: int, status: dict[str, Any]) -> None:
+    """The last frames, then the end of this process (no exit handlers, no finalizers)."""
+    emit(fd, "status", json.dumps(status).encode())
+    emit(fd, "end", b"")
+    os._exit(0)
 
 
 def _last_line(exc: BaseException) -> str:
@@ -37,70 +53,67 @@ def import_module(path: Path, name: str) -> Any:
     return module
 
 
-def _accuracy(request: dict[str, Any], func: Any) -> dict[str, Any]:
+def _detach(value: Any) -> Any:
     import torch
 
-    from flagbot.kernels.accuracy import check_op
-    from flagbot.kernels.backend_utils import interpreted
-    from flagbot.kernels.intake.schema import build_spec, resolve
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().clone()
+    if isinstance(value, (tuple, list)):
+        return [_detach(v) for v in value]
+    return f"returned {type(value).__name__}, not a tensor"
 
-    op = resolve(request["aten"])
-    wanted = [getattr(torch, d) for d in request["dtypes"]]
-    spec = build_spec(op, request["name"], request["params"],
-                      [tuple(s) for s in request["shapes"]], wanted)
-    gpu = torch.cuda.is_available() and not interpreted()
-    dtypes = [d for d in spec.dtypes if gpu or d in spec.interpreter_dtypes]
-    skipped = [f"{str(d).removeprefix('torch.')}: the CPU interpreter computes bf16 wrongly"
-               for d in spec.dtypes if d not in dtypes]
-    if not dtypes:
-        dtypes, skipped = [torch.float32], skipped + ["float32 checked instead"]
-    device = torch.device("cuda" if gpu else "cpu")
-    cases = spec.cases("full" if gpu else "ci")
-    results = check_op(spec, func, cases, dtypes, device, tuple(request["seeds"]))
-    failed = [r for r in results if not r.ok]
-    rel = [r.max_rel_err for r in results if r.max_rel_err is not None]
-    return {"status": "pass" if results and not failed else "fail", "cases": len(results),
-            "failed": len(failed), "max_rel_err": max(rel) if rel else None,
-            "first_failure": failed[0].to_json() if failed else None, "skipped": skipped,
-            "shapes": "full" if gpu else "ci", "dtypes": [str(d).removeprefix("torch.")
-                                                          for d in dtypes]}
+
+def call_cases(request: dict[str, Any], func: Any) -> dict[str, Any]:
+    """What `func` returns (or the error it raises) per planned case."""
+    import torch
+
+    from flagbot.kernels.intake.verdict import plan_cases
+
+    plan = plan_cases(request)
+    outputs: dict[str, Any] = {}
+    for dtype, case, seed, name in plan.keys():
+        gen = torch.Generator(device=plan.device).manual_seed(seed)
+        args, kwargs = plan.spec.make_inputs(case, dtype, plan.device, gen)
+        try:
+            outputs[name] = _detach(func(*args, **kwargs))
+        except Exception as exc:  # a raising kernel is a per-case result
+            outputs[name] = f"{type(exc).__name__}: {exc}"[:500]
+    return outputs
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the request; 0 when every step ran (the result says whether it passed)."""
+    """Run the request; every path ends in `finish` (the parent judges what it sent)."""
     args = sys.argv[1:] if argv is None else argv
     request = json.loads(Path(args[0]).read_text(encoding="utf-8"))
-    out = Path(args[1])
-    result: dict[str, Any] = {"import": None, "accuracy": None, "timing": None}
-    _write(out, result)
+    fd = int(args[2])
+    status: dict[str, Any] = {"import": None, "called": False}
     try:
         module = import_module(Path(request["module"]), request["module_name"])
     except BaseException as exc:  # whatever generated code raises at import is its verdict
-        result["import"] = f"does not import: {_last_line(exc)}"
-        _write(out, result)
-        return 0
-    func = getattr(module, request["entry"], None)
+        status["import"] = f"does not import: {_last_line(exc)}"
+        finish(fd, status)
+    func: Any = getattr(module, request["entry"], None)
     if not callable(func):
-        result["import"] = (f"defines no function {request['entry']!r}; name the operator's "
+        status["import"] = (f"defines no function {request['entry']!r}; name the operator's "
                             "function like the aten operator or set params.entry")
-        _write(out, result)
-        return 0
-    result["import"] = "ok"
-    _write(out, result)
-    if request.get("accuracy", True):
-        try:
-            result["accuracy"] = _accuracy(request, func)
-        except Exception as exc:
-            result["accuracy"] = {"status": "error", "error": _last_line(exc)}
-        _write(out, result)
-    if request.get("remeasure") and (result["accuracy"] or {}).get("status") == "pass":
+        finish(fd, status)
+    status["import"] = "ok"
+    if request.get("step") == "time":  # a second child, once the parent judged it accurate
         from flagbot.kernels.intake.remeasure import measure
 
         try:
-            result["timing"] = measure(request, func)
+            timing = measure(request, func)
         except Exception as exc:
-            result["timing"] = {"status": "error", "error": _last_line(exc)}
-        _write(out, result)
+            timing = {"status": "error", "error": _last_line(exc)}
+        emit(fd, "timing", json.dumps(timing).encode())
+        finish(fd, status)
+    import torch
+
+    buffer = io.BytesIO()
+    torch.save(call_cases(request, func), buffer)
+    emit(fd, "outputs", buffer.getvalue())
+    status["called"] = True
+    finish(fd, status)
     return 0
 
 

@@ -91,8 +91,11 @@ class ServerThread:
 
 
 def make_settings(state_dir: Path, **overrides: Any) -> Settings:
-    """Settings for a test: secret set, worker not in process, state in `state_dir`."""
-    base = Settings(webhook_secret=SECRET, state_dir=state_dir)
+    """Settings for a test: secret set, state in `state_dir`, and the slash-command rate
+    limits out of the way (tests of the limits set them)."""
+    base = Settings(webhook_secret=SECRET, state_dir=state_dir,
+                    commands_per_user=10_000, commands_per_pull=10_000,
+                    outsider_commands_per_repo=10_000)
     return base.with_overrides(**overrides)
 
 
@@ -129,6 +132,10 @@ class FakeHandlers:
             time.sleep(float(spec["sleep"]))
         if tries <= int(spec.get("fail_times", 0)):
             raise RuntimeError(f"planned failure {tries}")
+        if tries <= int(spec.get("defer_times", 0)):
+            from flagbot.bot.handlers.deferred import Deferred
+
+            raise Deferred(f"planned deferral {tries}", 0.1)
         if out is not None and spec.get("intervals"):
             with open(out / "intervals.log", "a") as f:
                 f.write(f"{body['repository']['full_name']} {started} {time.time()}\n")

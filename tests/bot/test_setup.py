@@ -120,3 +120,25 @@ def test_setup_needs_an_http_webhook_url(env: Path, capsys: pytest.CaptureFixtur
 ])
 def test_web_url_follows_the_api_url(api: str, web: str) -> None:
     assert register.web_url(api) == web
+
+
+def test_the_page_answers_only_its_own_host(env: Path, emu: Emulator) -> None:
+    # DNS rebinding: a hostile page whose name resolves to 127.0.0.1 sends its own Host header
+    thread, box, local = run_setup()
+    port = local.rsplit(":", 1)[1]
+    for path in ("/", "/callback?code=0123456789abcdef0123&state=x"):
+        reply = requests.get(local + path, headers={"Host": f"evil.example:{port}"}, timeout=5)
+        assert reply.status_code == 421 and "state=" not in reply.text
+    assert requests.get(f"http://localhost:{port}/", timeout=5).status_code == 200
+    assert not (env / "github-app").exists()
+    browser_posts_manifest(local)
+    thread.join(20)
+    assert box == [0]
+
+
+@pytest.mark.parametrize("code", ["../../user", "abc?x=1", "a" * 7, "abcd/efgh1234", ""])
+def test_a_code_that_is_not_githubs_never_reaches_the_api(emu: Emulator, code: str) -> None:
+    before = len(emu.calls)
+    with pytest.raises(cli.FlagbotError, match="not a GitHub manifest code"):
+        register.convert(emu.url, code)
+    assert len(emu.calls) == before

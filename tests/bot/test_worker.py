@@ -66,6 +66,15 @@ def test_a_failing_handler_is_retried_with_back_off_then_succeeds(
     assert row.status == "done" and row.attempts == 3
 
 
+def test_a_deferred_delivery_runs_again_later_without_spending_its_tries(
+        server, settings, worker, tmp_path) -> None:
+    post(server.url, payload(dir=str(tmp_path), defer_times=5), delivery="w-defer")
+    wait_for(lambda: settled(settings, "w-defer"), what="w-defer settled")
+    row = SqliteLedger(settings.state_dir / "ledger.db").get("w-defer")
+    # five deferrals and the run: more than the three tries a failing delivery gets
+    assert row.status == "done" and json.loads(row.result)["tries"] == 6
+
+
 def test_a_handler_failing_every_try_ends_failed_until_redelivered(
         server, settings, worker, tmp_path) -> None:
     post(server.url, payload(dir=str(tmp_path), fail_times=3), delivery="w-3")

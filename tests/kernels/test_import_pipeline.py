@@ -19,7 +19,7 @@ import torch
 
 from flagbot.kernels.cli import main
 from flagbot.kernels.intake import experimental, operators
-from flagbot.kernels.intake.checks import Outcome, Plan, write_files
+from flagbot.kernels.intake.checks import Outcome, Plan, digest, write_files
 from tests.kernels.generated_ops import LAX_TEST, payload, selection, write_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,10 +133,11 @@ def stub_checks(monkeypatch: pytest.MonkeyPatch, fail_on: str | None = None,
                 exc: BaseException | None = None) -> None:
     """Checks that only write the files (and raise `exc` for operator `fail_on`)."""
     def fake(plan: Plan, folder: Path, settings: Any) -> Outcome:
-        write_files(folder, plan)
+        written = write_files(folder, plan)
         if plan.name == fail_on and exc is not None:
             raise exc
-        return Outcome(True, accuracy={"status": "pass", "shapes": "ci"})
+        return Outcome(True, accuracy={"status": "pass", "shapes": "ci"},
+                       digests={p.relative_to(folder).as_posix(): digest(p) for p in written})
 
     monkeypatch.setattr(operators, "check", fake)
 
