@@ -1,7 +1,8 @@
 """GPU-only sweep: every generic op against torch native and FlagGems' own op, one process.
 
-Run: PYTHONPATH=. python benchmarks/bench_kernels.py [--json OUT] [--markdown OUT] [--ops a,b]
-      [--shapes fixed|random[:N]] [--seed S[,S...]] [--sweeps K]
+Run (flagbot installed, e.g. `pip install -e .`): python benchmarks/bench_kernels.py
+      [--json OUT] [--markdown OUT] [--ops a,b] [--cases ids] [--rows START:END] [--reps N]
+      [--shapes fixed|random[:N]|fixed,random[:N]] [--seed S[,S...]] [--sweeps K]
 Each row times generic, torch and (when `flag_gems` imports) FlagGems interleaved, two ways:
 launch-inclusive (as `triton.testing.do_bench`: L2 flushed, events around each call, the host's
 launch path included wherever the GPU waits for it) and stall-hidden (a device-side sleep
