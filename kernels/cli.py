@@ -51,8 +51,11 @@ def _parser() -> argparse.ArgumentParser:
                                           "imports (default: the tree the backend sits in)")
     check.add_argument("--ops", help="comma-separated op names (generic or aten); default all")
     check.add_argument("--dtypes", help="comma-separated: float32,float16,bfloat16 (fp32...)")
-    check.add_argument("--shapes", choices=("ci", "full", "auto"), default="auto",
-                       help="ci = tiny (CPU), full = device sizes; auto = full on a GPU")
+    check.add_argument("--shapes", default="auto",
+                       help="ci = tiny (CPU), full = device sizes; auto = full on a GPU; "
+                            "random[:N] = N seeded random shapes per op (default 200)")
+    check.add_argument("--seed", type=int, help="seed of --shapes random (default: a new one, "
+                                                "printed)")
     check.add_argument("--seeds", type=int, default=3, help="random inputs per case (default 3)")
     check.add_argument("--json", help="write the report (schema flagbot.kernels.report/2)")
     check.add_argument("--markdown", help="write the PR-comment table")
@@ -125,6 +128,17 @@ def _options(args: argparse.Namespace) -> object:
         raise ValueError("--compare-tolerance must be in [0, 1), --min-fraction-of-copy in "
                          "(0, 1], --wait-for-device not negative")
     shapes = args.shapes if args.shapes != "auto" else ("full" if can_measure() else "ci")
+    if shapes.startswith("random"):
+        from flagbot.kernels import random_shapes
+
+        seed = args.seed if args.seed is not None else random_shapes.new_seed()
+        shapes = f"random:{random_shapes.parse_spec(shapes)}:{seed}"
+        print(f"flagbot kernels: random shapes, seed {seed} (--seed {seed} repeats them)",
+              file=sys.stderr)
+    elif shapes not in ("ci", "full"):
+        raise ValueError(f"--shapes {shapes!r}: use ci, full, auto, random or random:N")
+    elif args.seed is not None:
+        raise ValueError("--seed goes with --shapes random")
     return CheckOptions(
         shapes=shapes, ops=[o.strip() for o in args.ops.split(",")] if args.ops else None,
         dtypes=dtypes, seeds=tuple(range(args.seeds)),

@@ -50,7 +50,16 @@ class OpSpec:
     interpreter_dtypes: tuple[torch.dtype, ...] = UPCASTING
 
     def cases(self, level: str) -> tuple[Case, ...]:
-        """The CPU-sized (`ci`) or device-sized (`full`) cases."""
+        """The CPU-sized (`ci`) or device-sized (`full`) cases, or `random:N:SEED`: N seeded
+        random cases (kernels/random_shapes.py; an op without a random distribution keeps
+        its full cases)."""
+        if level.startswith("random:"):
+            from flagbot.kernels import random_shapes
+
+            _, count, seed = level.split(":")
+            if self.name in random_shapes.SUPPORTED:
+                return random_shapes.draw(self.name, int(count), int(seed))
+            return self.full_cases
         return self.ci_cases if level == "ci" else self.full_cases
 
 
