@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from flagbot.kernels.spec import Case, numel
+from flagbot.kernels.case import Case, numel
 
 DEFAULT_COUNT = 200
 MAX_ELEMENTS = 1 << 26  # per input tensor: 256 MB in fp32
