@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from flagbot.bot.devices.plan import Device, Rules
-from flagbot.bot.devices.report import Report
+from flagbot.bot.devices.report import OpResult, Report
 from flagbot.bot.github import checkruns
 from flagbot.bot.github.markdown import code
 from flagbot.hooks.findings import ERROR, WARNING, Finding
@@ -39,6 +39,14 @@ def speed(op_speedup: float | None, kind: str, performance: str) -> str:
     return f"{op_speedup:.2f}x vs {'native' if kind == 'new' else 'baseline'}"
 
 
+def head_vs_base(op: OpResult) -> str:
+    """The head-vs-base cell: speed ratio and outcome (`0.77x regression`)."""
+    if op.compare is None:
+        return "-"
+    icon = "❌ " if op.compare == "regression" else ""
+    return icon + (f"{op.vs_base:.2f}x {op.compare}" if op.vs_base is not None else op.compare)
+
+
 def threshold_problem(report: Report, rule: Rules) -> str | None:
     """Why the report's gates are not the configured ones, or None when they are."""
     want = {"override_min_speedup": rule.min_speedup,
@@ -49,9 +57,10 @@ def threshold_problem(report: Report, rule: Rules) -> str | None:
 
 
 def from_report(report: Report, device: Device, rule: Rules, run_url: str | None,
-                inherited: frozenset[str] = frozenset(), base: str = "") -> checkruns.CheckResult:
+                inherited: frozenset[str] = frozenset(), base_sha: str = "") -> checkruns.CheckResult:
     """The check run for a valid report. Failing ops quarantined for the device, or `inherited`
-    (they failed in the base branch's last run `base` too), are shown but do not fail it."""
+    (they failed in the base branch's last run, on commit `base_sha`, too), are shown but do not
+    fail it."""
     backend = device.backend
     quarantined = rule.quarantined(device.name)
     excused = {op.name: "quarantined" if op.name in quarantined else "inherited"
@@ -68,15 +77,19 @@ def from_report(report: Report, device: Device, rule: Rules, run_url: str | None
         problems.append(gate)
     if report.backend_error:
         problems.append("the backend did not load: " + code(scrub(report.backend_error, report, backend), 400))
+    if report.busy:
+        problems.append("device busy, speed not measured: " + code(report.busy, 300))
+    base = f" vs base {code(report.compare_ref, 40)} |" if report.compare_ref else ""
     if report.ops:
-        lines += ["| op | kind | accuracy | max rel err | speed | verdict |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+        lines += ["| op | kind | accuracy | max rel err | speed |" + base + " verdict |",
+                  "| --- | --- | --- | --- | --- |" + (" --- |" if base else "") + " --- |"]
     for op in report.ops:
         err = "-" if op.worst_rel_err is None else f"{op.worst_rel_err:.1e}"
         lines.append(f"| {code(op.name, 64)} | {op.kind} | {op.passed}/{op.cases} | {err} | "
-                     f"{speed(op.speedup, op.kind, op.performance)} | "
-                     f"{ICONS.get(op.verdict, '')} **{op.verdict}**"
-                     f"{' (' + excused[op.name] + ')' if op.name in excused else ''} |")
+                     f"{speed(op.speedup, op.kind, op.performance)} |"
+                     + (f" {head_vs_base(op)} |" if base else "")
+                     + f" {ICONS.get(op.verdict, '')} **{op.verdict}**"
+                     + (f" ({excused[op.name]})" if op.name in excused else "") + " |")
     notes = [op for op in report.ops if op.verdict not in ("pass", "unmeasured", "disabled")]
     if notes:
         lines.append("")
@@ -94,8 +107,11 @@ def from_report(report: Report, device: Device, rule: Rules, run_url: str | None
         lines += ["", *[f"- **{p}**" for p in problems]]
     if run_url:
         lines += ["", f"Logs and the full report: {run_url}"]
+        if report.plots:
+            lines.append(f"Plots (speed by shape, `plots/` in the run's artifact): "
+                         f"{', '.join(code(p, 90) for p in report.plots[:40])}")
     if excused:
-        lines += ["", *excuse_lines(excused, base)]
+        lines += ["", *excuse_lines(excused, base_sha)]
     # first, so that clipping a long summary never drops it
     lines.insert(0, FAILED_MARK.format(ops=",".join(sorted(
         op.name for op in report.failed if MARKED_OP.fullmatch(op.name))[:MAX_MARKED])))

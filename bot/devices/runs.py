@@ -106,16 +106,17 @@ def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Seque
         result = run_locally(ctx, pr, device, rule, ops, lambda: base_of(ctx, request, device))
         finish(client, check_id, result, tracked)
         return Started(device.name, "ran", f"{result.conclusion}: {result.title}")
-    failed, detail = launch(ctx, check_id, request, tracked, device, rule)
+    failed, detail = launch(ctx, check_id, request, tracked, device, rule, pr.base_sha)
     if failed:
         return Started(device.name, "failed", detail)
     return Started(device.name, "dispatched", f"{detail} on {where}")
 
 
 def launch(ctx: Context, check_id: int, request: Request, tracked: Tracked, device: Device,
-           rule: Rules) -> tuple[bool, str]:
+           rule: Rules, base_sha: str) -> tuple[bool, str]:
     """Start `request`'s run on the runners (dispatch or tag), recording it on check run
-    `check_id`; (True, why) when GitHub refused, and the check run then says so."""
+    `check_id`; (True, why) when GitHub refused, and the check run then says so. `base_sha`
+    (the PR's base commit, "" when unknown) is what a dispatched run compares the head with."""
     client = ctx.client
     try:
         if tracked.by_tag:
@@ -123,7 +124,8 @@ def launch(ctx: Context, check_id: int, request: Request, tracked: Tracked, devi
             run_id = None
         else:
             run_id = client.dispatch_workflow(rule.workflow, ctx.default_branch,
-                                              dispatch_inputs(request, device, rule, tracked.ops))
+                                              dispatch_inputs(request, device, rule, tracked.ops,
+                                                              base_sha))
     except GithubException as exc:
         why = (f"Pushing the tag `{request.tag}` failed ({exc.status}): "
                f"{code(str(exc.data)[:300], 300)}. The App needs the Contents: write permission."
@@ -146,10 +148,11 @@ def launch(ctx: Context, check_id: int, request: Request, tracked: Tracked, devi
     return False, "dispatched" + (f" ({url})" if url else "")
 
 
-def dispatch_inputs(request: Request, device: Device, rule: Rules, ops: Sequence[str]) -> dict[str, str]:
+def dispatch_inputs(request: Request, device: Device, rule: Rules, ops: Sequence[str],
+                    base_sha: str) -> dict[str, str]:
     """The `workflow_dispatch` inputs of the shipped workflow."""
     return {"device": device.name, "runner": json_list(device.runner), "pr": str(request.pr),
-            "sha": request.sha, "backend": device.backend, "ops": ",".join(ops),
+            "sha": request.sha, "base": base_sha, "backend": device.backend, "ops": ",".join(ops),
             "min_speedup": f"{rule.min_speedup:g}",
             "min_native_fraction": f"{rule.min_native_fraction:g}", "request_id": request.id}
 
@@ -471,7 +474,9 @@ def retry(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device, rule
                               f"{device.name} once more (request {code(request.id)}); a second "
                               "such end fails this check."}})
     metrics.device_retry(device.name)
-    failed, _ = launch(ctx, ref.id, request, again, device, rule)
+    base_sha = "" if again.by_tag else str(
+        ((ctx.client.pull_json(old.pr) or {}).get("base") or {}).get("sha") or "")
+    failed, _ = launch(ctx, ref.id, request, again, device, rule, base_sha)
     return "failure" if failed else "retried"
 
 

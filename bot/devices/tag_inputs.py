@@ -5,8 +5,8 @@ branch's `.github/flagbot.yml` (the maintainers' settings, not the pull request'
 
     python -m flagbot.bot.devices.tag_inputs ciflow/<device>/<PR> <config> >> "$GITHUB_OUTPUT"
 
-It prints `name=value` lines: the same values `runs.dispatch_inputs` sends, plus the artifact
-name the bot will look for. Exit 2 with a message when the tag or the device is not valid.
+It prints `name=value` lines: the values `runs.dispatch_inputs` sends (not `base`: a tag does
+not say which base the pull request has), plus the artifact name the bot will look for. Exit 2 with a message when the tag or the device is not valid.
 Only the standard library, PyYAML and flagbot's own modules are imported (no bot extras).
 """
 
