@@ -1,4 +1,5 @@
-"""The webhook server: a Flask application factory with /webhook, /healthz and /metrics.
+"""The webhook server: a Flask application factory with /webhook, /healthz, /metrics, /feeds
+and /dashboard.
 
 `POST /webhook` verifies the signature before anything else, records the delivery in the ledger,
 queues it and answers 202: it never waits for GitHub API calls or git work (the worker does those).
@@ -257,6 +258,13 @@ def create_app(settings: Settings | None = None, *, wants: Wants | None = None,
         """Atom feed of merged PRs carrying a label: /feeds/<label>.atom[?repo=owner/name]."""
         code, body, content_type = feed.serve(backend.label_log, name, request.args, request.url)
         return Response(body, status=code, content_type=content_type)
+
+    @app.get("/dashboard")
+    def dashboard() -> Response:
+        """Deliveries, queue, device runs, kernel speed and the labeled-PR feed, for people."""
+        from flagbot.bot.dashboard import web  # loaded on first view, not by the webhook path
+
+        return web.serve(app, settings, backend, request)
 
     app.extensions["flagbot"] = backend
     # the one route of /webhook: Flask has no view for it

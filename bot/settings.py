@@ -73,6 +73,10 @@ class Settings:
     # `reconcile_minutes` (0: never), asking GitHub for at most `reconcile_max` redeliveries each
     reconcile_minutes: float = 10.0
     reconcile_max: int = 50
+    # GET /dashboard: open to requests bearing this token (FLAGBOT_DASHBOARD_TOKEN), or to
+    # everyone with FLAGBOT_DASHBOARD_PUBLIC=1; off when neither is set
+    dashboard_token: str | None = field(default=None, repr=False)
+    dashboard_public: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -106,6 +110,8 @@ class Settings:
             startup_warned=env.get(STARTUP_WARNED_ENV) == "1",
             reconcile_minutes=float(env.get("FLAGBOT_RECONCILE_MINUTES") or 10.0),
             reconcile_max=int(env.get("FLAGBOT_RECONCILE_MAX") or 50),
+            dashboard_token=env.get("FLAGBOT_DASHBOARD_TOKEN") or None,
+            dashboard_public=env.get("FLAGBOT_DASHBOARD_PUBLIC") == "1",
         )
 
     @property

@@ -18,6 +18,7 @@ from typing import Any
 from github import GithubException
 
 from flagbot.bot.context import Context, PullRequest
+from flagbot.bot.dashboard import record
 from flagbot.bot.devices import local, plan, results, trust
 from flagbot.bot.devices.artifact import ArtifactError, fetch_report
 from flagbot.bot.devices.ids import DEADLINE_EVENT, Request, Tracked
@@ -99,12 +100,14 @@ def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Seque
         "output": {"title": f"queued on {device.name}",
                    "summary": f"Kernel check of {code(device.backend)} on {where}; request "
                               f"{code(request.id)}."}})
+    record.started(ctx, request.id, local=device.local)
     if device.local:
         with ctx.workspace.checkout(pr) as tree:
             ran = local.run(tree, device.backend, ops, rule.min_speedup, rule.min_native_fraction,
                             device.timeout_minutes * 60.0)
         result = local_result(ran, device, rule)
         finish(client, check_id, result, tracked)
+        record.finished(ctx, request.id, result.conclusion, report=ran.report)
         return Started(device.name, "ran", f"{result.conclusion}: {result.title}")
     inputs = {"device": device.name, "runner": json_list(device.runner), "pr": str(pr.number),
               "sha": pr.head_sha, "backend": device.backend, "ops": ",".join(ops),
@@ -119,6 +122,7 @@ def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Seque
                "Actions: write permission.")
         finish(client, check_id, results.without_report(device, "failure", "dispatch failed", why, None),
                tracked)
+        record.finished(ctx, request.id, "failure")
         return Started(device.name, "failed", why)
     url = run_url(ctx, run_id)
     client.update_check_run(check_id, {
@@ -243,6 +247,7 @@ def supersede(ctx: Context, old_sha: str, new_sha: str) -> list[str]:
             device, "cancelled", f"superseded by {new_sha[:10]}",
             f"A push moved the pull request to `{new_sha[:12]}`; this head's run was cancelled.",
             run_url(ctx, run_id)), Tracked(tracked.request, run_id, tracked.ops, "done"))
+        record.finished(ctx, tracked.request, "cancelled")
         cancelled.append(device.name)
     return cancelled
 
@@ -314,13 +319,15 @@ def conclude(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device,
     request = Request.parse(tracked.request)
     assert request is not None
     conclusion = str(run.get("conclusion") or "")
+    data: bytes | None = None
     done = Tracked(tracked.request, run_id, tracked.ops, "done")
     if conclusion == "cancelled":
         result = results.without_report(device, "cancelled", "workflow run cancelled",
                                         "The workflow run was cancelled before it reported.", url)
     else:
         try:
-            result = result_of(fetch_report(ctx.client, run_id, request.artifact), device, rule, url)
+            data = fetch_report(ctx.client, run_id, request.artifact)
+            result = result_of(data, device, rule, url)
         except ArtifactError as exc:
             result = results.without_report(
                 device, "failure", "no report",
@@ -328,4 +335,5 @@ def conclude(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device,
                 f"report ({exc}); it failed before the check wrote one, or did not upload it. "
                 "See its logs.", url)
     finish(ctx.client, ref.id, result, done, ctx.settings.max_annotations)
+    record.finished(ctx, tracked.request, result.conclusion, report=data, run_id=run_id, url=url)
     return result.conclusion
