@@ -31,15 +31,14 @@ def _same(given: str | None, expected: str) -> bool:
     return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
 
-def decide(settings: Settings, headers: Mapping[str, str], args: Mapping[str, str],
+def decide(settings: Settings, authorization: str, args: Mapping[str, str],
            cookies: Mapping[str, str]) -> tuple[int, str]:
     """(200, how) when the request may see the page (`how`: public, bearer, query, cookie),
     else (404 or 401, the message to show)."""
     token = settings.dashboard_token
     if not token:
         return (200, "public") if settings.dashboard_public else (404, OFF)
-    auth = headers.get("Authorization", "")
-    scheme, _, given = auth.partition(" ")
+    scheme, _, given = authorization.partition(" ")
     if scheme.lower() == "bearer" and _same(given.strip(), token):
         return 200, "bearer"
     if _same(args.get("token"), token):

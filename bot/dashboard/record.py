@@ -12,7 +12,8 @@ import logging
 import time
 
 from flagbot.bot.context import Context
-from flagbot.bot.dashboard.store import DeviceRun, KernelResult, open_store
+from flagbot.bot.dashboard.factory import open_store
+from flagbot.bot.dashboard.store import DeviceRun, KernelResult
 from flagbot.bot.devices.ids import Request
 from flagbot.bot.devices.report import Report, ReportError, parse_report
 

@@ -4,15 +4,14 @@ The bot writes a run when it starts one and when it ends it (`dashboard/record.p
 result per op of every report it ingests. Both are bounded: the newest `MAX_RUNS` runs and
 `MAX_RESULTS` results are kept, older ones are dropped on write, so the store never grows with
 the bot's age. Two implementations, picked like the ledger: `dashboard/store_sqlite.py`
-(`<state dir>/dashboard.db`) and `dashboard/store_redis.py` (with `FLAGBOT_REDIS_URL`).
+(`<state dir>/dashboard.db`) and `dashboard/store_redis.py` (with `FLAGBOT_REDIS_URL`);
+`dashboard/factory.py` opens the one the settings name.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
-
-from flagbot.bot.settings import Settings
 
 MAX_RUNS = 5_000
 MAX_RESULTS = 50_000
@@ -75,13 +74,3 @@ class DashStore(Protocol):
     def run_facets(self) -> tuple[list[str], list[str]]: ...
     def results(self, *, device: str | None = None, limit: int = 2_000) -> list[KernelResult]: ...
 
-
-def open_store(settings: Settings) -> DashStore:
-    """The dashboard store for these settings."""
-    if settings.redis_url:
-        from flagbot.bot.dashboard.store_redis import RedisDashStore
-
-        return RedisDashStore(settings.redis_url)
-    from flagbot.bot.dashboard.store_sqlite import SqliteDashStore
-
-    return SqliteDashStore(settings.state_dir / "dashboard.db")

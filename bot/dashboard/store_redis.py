@@ -48,8 +48,8 @@ class RedisDashStore:
         """Record a new request (a restarted request keeps its first record)."""
         if self._get(run.request) is not None:
             return
-        retries = int(self.client.hincrby(HEADS, head_of(run), 1)) - 1  # type: ignore[arg-type]
-        seq = int(self.client.incr(SEQ))  # type: ignore[arg-type]
+        retries = int(self.client.hincrby(HEADS, head_of(run), 1)) - 1
+        seq = int(self.client.incr(SEQ))
         pipe = self.client.pipeline()
         pipe.set(run_key(run.request), json.dumps(asdict(replace(run, retries=retries))))
         for key in (RUNS, device_key(run.device), repo_key(run.repo)):
@@ -58,7 +58,7 @@ class RedisDashStore:
         self._trim()
 
     def _trim(self) -> None:
-        extra = int(self.client.zcard(RUNS)) - MAX_RUNS  # type: ignore[arg-type]
+        extra = int(self.client.zcard(RUNS)) - MAX_RUNS
         if extra <= 0:
             return
         old: list[bytes] = self.client.zrange(RUNS, 0, extra - 1)  # type: ignore[assignment]
@@ -110,7 +110,7 @@ class RedisDashStore:
             if not batch:
                 break
             start += len(batch)
-            raws: list[Any] = self.client.mget([run_key(b.decode()) for b in batch])  # type: ignore[assignment]
+            raws: list[Any] = self.client.mget([run_key(b.decode()) for b in batch])
             for raw in raws:
                 if not raw:
                     continue
@@ -127,7 +127,8 @@ class RedisDashStore:
 
     def run_facets(self) -> tuple[list[str], list[str]]:
         """The devices and repositories that have runs (for the filter)."""
-        devices, repos = set(), set()
+        devices: set[str] = set()
+        repos: set[str] = set()
         for raw in self.client.scan_iter(match=f"{RUNS}:*:*", count=500):
             kind, _, name = raw.decode()[len(RUNS) + 1:].partition(":")
             if self.client.zcard(raw):

@@ -88,9 +88,10 @@ class SqliteDashStore:
         """Keep one report's per-op results."""
         if not results:
             return
-        rows = [(f"insert into results ({RESULT_COLUMNS}) values (?,?,?,?,?,?,?,?,?,?,?)",
-                 (r.repo, r.pr, r.sha, r.device, r.op, r.kind, r.verdict, r.vs_baseline,
-                  r.vs_native, r.accuracy, r.at)) for r in results]
+        rows: list[tuple[str, tuple[Any, ...]]] = [
+            (f"insert into results ({RESULT_COLUMNS}) values (?,?,?,?,?,?,?,?,?,?,?)",
+             (r.repo, r.pr, r.sha, r.device, r.op, r.kind, r.verdict, r.vs_baseline,
+              r.vs_native, r.accuracy, r.at)) for r in results]
         rows.append(("delete from results where seq <= (select max(seq) from results) - ?",
                      (MAX_RESULTS,)))
         self._write(rows)

@@ -130,6 +130,16 @@ def queue_facts(sources: Sources, now: float) -> dict[str, Any]:
     return facts
 
 
+def points(found: list[KernelResult], attr: str, scale: float = 1.0) -> list[Point]:
+    """One chart point per result: `attr` scaled, labelled by PR, titled by PR and head."""
+    out = []
+    for r in found:
+        value = getattr(r, attr)
+        out.append(Point(None if value is None else value * scale, f"#{r.pr}",
+                         f"{r.repo}#{r.pr} @ {r.sha[:7]}"))
+    return out
+
+
 def charts(results: list[KernelResult]) -> list[dict[str, Any]]:
     """Per (device, op): the speed-ratio and accuracy charts and the table of the last points."""
     grouped: dict[tuple[str, str], list[KernelResult]] = {}
@@ -139,18 +149,14 @@ def charts(results: list[KernelResult]) -> list[dict[str, Any]]:
     for (device, op), found in sorted(grouped.items())[:MAX_CHARTS]:
         found = found[-POINTS_PER_CHART:]
 
-        def points(attr: str, scale: float = 1.0) -> list[Point]:
-            return [Point(None if getattr(r, attr) is None else getattr(r, attr) * scale,
-                          f"#{r.pr}", f"{r.repo}#{r.pr} @ {r.sha[:7]}") for r in found]
-
-        speed = [s for s in (Series("vs baseline", points("vs_baseline")),
-                             Series("vs native", points("vs_native")))
+        speed = [s for s in (Series("vs baseline", points(found, "vs_baseline")),
+                             Series("vs native", points(found, "vs_native")))
                  if any(p.value is not None for p in s.points)]
         out.append({
             "device": device, "op": op,
             "speed": line_chart(speed, caption=f"{op} on {device}: speed ratio", unit="x",
                                 reference=1.0) if speed else "",
-            "accuracy": line_chart([Series("accuracy", points("accuracy", 100.0))],
+            "accuracy": line_chart([Series("accuracy", points(found, "accuracy", 100.0))],
                                    caption=f"{op} on {device}: accuracy", unit="%",
                                    fixed=(0.0, 100.0), digits=0),
             "series": [s.name for s in speed],

@@ -9,7 +9,8 @@ from flask import Flask, Request, Response
 from jinja2 import Environment
 
 from flagbot.bot.dashboard import access, view
-from flagbot.bot.dashboard.store import DashStore, open_store
+from flagbot.bot.dashboard.factory import open_store
+from flagbot.bot.dashboard.store import DashStore
 from flagbot.bot.settings import Settings
 
 # no script runs on the page and nothing is fetched from elsewhere; links leave no referrer
@@ -37,7 +38,8 @@ def parts(app: Flask, settings: Settings) -> Parts:
 
 def serve(app: Flask, settings: Settings, sources: view.Sources, request: Request) -> Response:
     """GET /dashboard: the page, or 404/401 with a plain message and no data."""
-    code, how = access.decide(settings, request.headers, request.args, request.cookies)
+    code, how = access.decide(settings, request.headers.get("Authorization", ""), request.args,
+                               request.cookies)
     if code != 200:
         extra = {"WWW-Authenticate": 'Bearer realm="flagbot dashboard"'} if code == 401 else {}
         return Response(how, status=code, mimetype="text/plain", headers={**HEADERS, **extra})

@@ -302,7 +302,7 @@ class RedisLedger:
         for values in pipe.execute():
             if values[0] is None:
                 continue  # gone since (a row expired by hand)
-            found.append(to_delivery([x for name, value in zip(LISTED_BYTES, values)
+            found.append(to_delivery([x for name, value in zip(LISTED_BYTES, values, strict=True)
                                       for x in (name, value or b"")]))
         return found
 

@@ -12,7 +12,8 @@ import pytest
 from flagbot.bot.app import create_app
 from flagbot.bot.dashboard import store as dash_store
 from flagbot.bot.dashboard.charts import Point, Series, line_chart
-from flagbot.bot.dashboard.store import DeviceRun, KernelResult, RunFilter, open_store
+from flagbot.bot.dashboard.factory import open_store
+from flagbot.bot.dashboard.store import DeviceRun, KernelResult, RunFilter
 from flagbot.bot.dashboard.store_redis import RedisDashStore
 from flagbot.bot.dashboard.store_sqlite import SqliteDashStore
 from flagbot.bot.settings import Settings
@@ -155,9 +156,10 @@ def test_results_are_bounded_and_read_oldest_first(store, monkeypatch) -> None:
     assert store.results(device="b_y200") == []
 
 
-def test_open_store_follows_the_settings(tmp_path, redis_url) -> None:
+def test_open_store_follows_the_settings(tmp_path, request) -> None:
+    url = request.getfixturevalue("redis_url")
     assert isinstance(open_store(Settings(state_dir=tmp_path)), SqliteDashStore)
-    assert isinstance(open_store(Settings(state_dir=tmp_path, redis_url=redis_url)), RedisDashStore)
+    assert isinstance(open_store(Settings(state_dir=tmp_path, redis_url=url)), RedisDashStore)
 
 
 def test_the_chart_draws_a_mark_per_measured_point_and_escapes_titles() -> None:
@@ -171,8 +173,15 @@ def test_the_chart_draws_a_mark_per_measured_point_and_escapes_titles() -> None:
 
 
 def test_the_bot_records_a_device_run_from_dispatch_to_report(emu, settings) -> None:
-    from tests.bot.devices_support import (deliver_pr, deliver_run, device_repo, finish_run, op,
-                                           open_device_pr, report)
+    from tests.bot.devices_support import (
+        deliver_pr,
+        deliver_run,
+        device_repo,
+        finish_run,
+        op,
+        open_device_pr,
+        report,
+    )
 
     repo = device_repo(emu)
     pr = open_device_pr(emu, repo)
@@ -207,3 +216,19 @@ def test_a_push_records_the_old_heads_run_as_cancelled(emu, settings) -> None:
     newest, old = open_store(settings).runs(RunFilter(), limit=5)
     assert (old.sha, old.status, old.conclusion) == (before, "completed", "cancelled")
     assert newest.status == "queued" and newest.sha != before
+
+
+@pytest.mark.slow
+def test_a_local_run_records_its_ops_accuracy_without_speed(emu, settings) -> None:
+    from tests.bot.devices_support import deliver_pr, device_repo, open_device_pr
+    from tests.bot.test_devices_local import NVIDIA, backend_files
+
+    repo = device_repo(emu, extra=backend_files())
+    softmax = (NVIDIA / "ops/softmax.py").read_text() + "\n# tuned\n"
+    open_device_pr(emu, repo, files={"backends/_nvidia/ops/softmax.py": softmax}, labels=("ci: cpu",))
+    deliver_pr(emu, settings, repo)
+    [done] = open_store(settings).runs(RunFilter(device="cpu"), limit=5)
+    assert (done.status, done.conclusion) == ("completed", "success")
+    found = {r.op: r for r in open_store(settings).results(device="cpu")}
+    assert set(found) == {"softmax", "rms_norm", "mm", "log_softmax"}
+    assert all(r.accuracy == 1.0 and r.vs_baseline is None for r in found.values())

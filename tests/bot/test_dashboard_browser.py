@@ -14,7 +14,14 @@ import requests
 
 from testing.bot_e2e import SECRET, app_settings, post_delivery, serving, wait_until
 from testing.png import colour_counts
-from tests.bot.devices_support import device_repo, finish_run, kernel_runs, op, open_device_pr, report
+from tests.bot.devices_support import (
+    device_repo,
+    finish_run,
+    kernel_runs,
+    op,
+    open_device_pr,
+    report,
+)
 
 TOKEN = "dash-token-7f3a9c"
 PAYLOAD_ONLY = "text-only-in-the-payload-body"
