@@ -22,7 +22,7 @@ from flagbot.bot.dashboard.store import DashStore, KernelResult, RunFilter
 from flagbot.bot.store import Delivery, Ledger, Queue
 from flagbot.bot.store.feed import LabelLog
 
-DELIVERIES_PER_PAGE = 50
+DELIVERIES_PER_PAGE = 25
 RUNS_PER_PAGE = 25
 POINTS_PER_CHART = 30
 MAX_CHARTS = 24
@@ -183,7 +183,8 @@ def render(env: Environment, sources: Sources, store: DashStore, args: Mapping[s
         q=query, now=when(now), deliveries=deliveries, more_deliveries=more,
         queue=queue_facts(sources, now), runs=[run_row(r, now) for r in runs[:RUNS_PER_PAGE]],
         more_runs=len(runs) > RUNS_PER_PAGE, devices=devices, repos=repos,
-        charts=charts(store.results(device=query.device)),
+        charts=charts([r for r in store.results(device=query.device)
+                       if not query.repo or r.repo.lower() == query.repo.lower()]),
         feed=[{"repo": e.repo, "number": e.number, "title": e.title, "url": safe_url(e.url),
                "state": e.state, "merge_commit": (e.merge_commit or "")[:7],
                "at": when(e.sort_time())} for e in feed])

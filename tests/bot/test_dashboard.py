@@ -16,6 +16,7 @@ from flagbot.bot.dashboard.factory import open_store
 from flagbot.bot.dashboard.store import DeviceRun, KernelResult, RunFilter
 from flagbot.bot.dashboard.store_redis import RedisDashStore
 from flagbot.bot.dashboard.store_sqlite import SqliteDashStore
+from flagbot.bot.dashboard.view import DELIVERIES_PER_PAGE
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.factory import open_label_log, open_ledger
 from flagbot.bot.store.feed import LabeledPR
@@ -107,13 +108,14 @@ def test_names_are_escaped_payloads_and_secrets_stay_out(tmp_path) -> None:
 def test_deliveries_are_paged_newest_first(tmp_path) -> None:
     settings, client = app_for(tmp_path, dashboard_public=True)
     ledger = open_ledger(settings)
-    for i in range(55):
+    for i in range(DELIVERIES_PER_PAGE + 5):
         ledger.record(delivery_id=f"d-{i:03d}", event="issue_comment", action="created",
                       repo="o/r", payload=b"{}", wanted=False)
         time.sleep(0.001)
     first, second = client.get("/dashboard").text, client.get("/dashboard?page=1").text
-    assert "d-054" in first and "d-005" in first and "d-004" not in first and "older" in first
-    assert "d-004" in second and "d-000" in second and "d-054" not in second
+    newest = f"d-{DELIVERIES_PER_PAGE + 4:03d}"
+    assert newest in first and "d-005" in first and "d-004" not in first and "older" in first
+    assert "d-004" in second and "d-000" in second and newest not in second
     assert client.get("/dashboard?page=x").status_code == 200  # a bad page is the first
 
 
