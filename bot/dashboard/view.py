@@ -25,7 +25,8 @@ from flagbot.bot.store.feed import LabelLog
 DELIVERIES_PER_PAGE = 25
 RUNS_PER_PAGE = 25
 POINTS_PER_CHART = 30
-MAX_CHARTS = 24
+MAX_CHARTS = 12  # (device, op) pairs per page; `?device=` narrows to one device's
+TABLE_ROWS = 8
 FEED_ENTRIES = 30
 DEFAULT_LABEL = "module: PrivateUse1"
 NAME_RE = re.compile(r"^[A-Za-z0-9_.:/ -]{1,100}$")
@@ -140,8 +141,9 @@ def points(found: list[KernelResult], attr: str, scale: float = 1.0) -> list[Poi
     return out
 
 
-def charts(results: list[KernelResult]) -> list[dict[str, Any]]:
-    """Per (device, op): the speed-ratio and accuracy charts and the table of the last points."""
+def charts(results: list[KernelResult]) -> tuple[list[dict[str, Any]], int]:
+    """Per (device, op): the speed-ratio and accuracy charts and the table of the last points;
+    and how many pairs were left out (over `MAX_CHARTS`)."""
     grouped: dict[tuple[str, str], list[KernelResult]] = {}
     for r in results:
         grouped.setdefault((r.device, r.op), []).append(r)
@@ -165,9 +167,9 @@ def charts(results: list[KernelResult]) -> list[dict[str, Any]]:
                       "baseline": "-" if r.vs_baseline is None else f"{r.vs_baseline:.2f}x",
                       "native": "-" if r.vs_native is None else f"{r.vs_native:.2f}x",
                       "accuracy": "-" if r.accuracy is None else f"{r.accuracy * 100:.1f}%",
-                      "at": when(r.at)} for r in reversed(found[-10:])],
+                      } for r in reversed(found[-TABLE_ROWS:])],
         })
-    return out
+    return out, max(len(grouped) - MAX_CHARTS, 0)
 
 
 def render(env: Environment, sources: Sources, store: DashStore, args: Mapping[str, str]) -> str:
@@ -179,12 +181,13 @@ def render(env: Environment, sources: Sources, store: DashStore, args: Mapping[s
     runs = store.runs(where, limit=RUNS_PER_PAGE + 1, offset=query.runs_page * RUNS_PER_PAGE)
     devices, repos = store.run_facets()
     feed = sources.label_log.find(query.label, state="all", limit=FEED_ENTRIES)
+    drawn, left_out = charts([r for r in store.results(device=query.device)
+                              if not query.repo or r.repo.lower() == query.repo.lower()])
     return env.get_template("dashboard.html").render(
         q=query, now=when(now), deliveries=deliveries, more_deliveries=more,
         queue=queue_facts(sources, now), runs=[run_row(r, now) for r in runs[:RUNS_PER_PAGE]],
         more_runs=len(runs) > RUNS_PER_PAGE, devices=devices, repos=repos,
-        charts=charts([r for r in store.results(device=query.device)
-                       if not query.repo or r.repo.lower() == query.repo.lower()]),
+        charts=drawn, charts_left_out=left_out,
         feed=[{"repo": e.repo, "number": e.number, "title": e.title, "url": safe_url(e.url),
                "state": e.state, "merge_commit": (e.merge_commit or "")[:7],
                "at": when(e.sort_time())} for e in feed])

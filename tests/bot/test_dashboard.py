@@ -234,3 +234,16 @@ def test_a_local_run_records_its_ops_accuracy_without_speed(emu, settings) -> No
     found = {r.op: r for r in open_store(settings).results(device="cpu")}
     assert set(found) == {"softmax", "rms_norm", "mm", "log_softmax"}
     assert all(r.accuracy == 1.0 and r.vs_baseline is None for r in found.values())
+
+
+def test_charts_are_capped_per_page_and_the_page_says_how_to_see_the_rest(tmp_path) -> None:
+    from flagbot.bot.dashboard.view import MAX_CHARTS
+
+    settings, client = app_for(tmp_path, dashboard_public=True)
+    store = open_store(settings)
+    store.add_results([KernelResult("o/r", 1, "d" * 40, "a_x100", f"op{i:02d}", "new", "pass",
+                                    None, 0.9, 1.0, 1.0) for i in range(MAX_CHARTS + 2)])
+    page = client.get("/dashboard").text
+    assert page.count('<svg class="chart"') == 2 * MAX_CHARTS  # speed and accuracy each
+    assert "2 more device/op pair(s)" in page and "op13" not in page
+    assert client.get("/dashboard?device=b_y200").text.count("<svg") == 0
