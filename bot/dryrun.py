@@ -136,6 +136,14 @@ class DryRunClient:
                 "base": {"sha": self.base_sha, "ref": "HEAD"}, "labels": [
                     {"name": n} for n in self.labels], "body": ""}
 
+    def open_pulls(self, head_branch: str) -> list[int]:
+        return []
+
+    def create_pull(self, title: str, body: str, head_branch: str, base: str) -> int:
+        self._record("pull.create", head=head_branch, base=base, title=title, body=body)
+        self._next_id += 1
+        return self._next_id
+
     def dispatch_workflow(self, workflow: str, ref: str, inputs: dict[str, str]) -> int | None:
         self._record("workflow.dispatch", workflow=workflow, ref=ref, inputs=dict(inputs))
         return None

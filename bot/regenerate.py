@@ -26,7 +26,8 @@ from flagbot.bot.markdown import code, code_block
 from flagbot.hooks import git
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError, UsageError
-from flagbot.hooks.patches import hetero
+from flagbot.hooks.folders import detect_folder
+from flagbot.hooks.patches import hetero, perfile
 from flagbot.hooks.patches.make import hetero_text, make_patch, write_if_changed
 
 MESSAGE = "[{devices}] regenerate patch for {base8}"
@@ -89,6 +90,14 @@ def regenerate(ctx: Context, pr: PullRequest, devices: list[str]) -> Regen:
         return Regen("failed", devices, message=f"at most {MAX_DEVICES} devices at once")
     bot = ctx.client.bot_login
     with ctx.workspace.checkout(pr) as tree:
+        found = hw if "hardwares" in ctx.config.given else detect_folder(tree, "hardwares")
+        if "hardwares" not in ctx.config.given and perfile.uses_perfile(tree, found):
+            # FlagScale's own tools read only its per-file folders: a seed-layout patch written
+            # beside them would be one more file for maintainers to delete
+            return Regen("skipped", devices, message=(
+                f"{found}/ holds FlagScale's per-file folders (diff.yaml), so no "
+                f"{found}/<DEV>/<base8>/<base8>.patch is written; set `hardwares: {found}` in "
+                ".github/flagbot.yml to have the bot write them anyway"))
         try:
             cur = skip_own_commits(tree, pr.head_sha, bot)
             base = find_base(ctx, tree, pr, cur)

@@ -18,12 +18,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from flagbot.hooks import git, unchecked
+from flagbot.hooks import git, precommit_config, since, unchecked
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.folders import config_line, configured_folder, other_layouts
 from flagbot.hooks.hookmain import guarded, parse_args
-from flagbot.hooks.patches import verify
+from flagbot.hooks.patches import perfile_check, verify
+from flagbot.hooks.patches.perfile_verify import Options
 
 WHAT = "check-patches"
 
@@ -95,26 +96,86 @@ def nothing_checked(repo: Path, hardwares: str, files: Sequence[str],
     return []
 
 
+HOOK_ID = "check-patches"
+
+
+def hidden_patches(repo: Path, hardwares: str) -> list[Finding]:
+    """The `nothing-checked` warning when the repository's own pre-commit configuration
+    excludes every plain patch it stores from this hook (pre-commit hands us none of them)."""
+    plain = [p for p in verify.find_patches(repo, hardwares) if p.endswith(".patch")]
+    excludes = precommit_config.hook_excludes(repo, HOOK_ID) if plain else []
+    hits = [precommit_config.hidden_by(p, excludes) for p in plain]
+    if not plain or not all(hits):
+        return []
+    where = hits[0].where if hits[0] is not None else precommit_config.CONFIG_FILE
+    return [unchecked.finding(hardwares, (
+        f"all {len(plain)} stored patch(es) under {hardwares}/ are excluded from the {HOOK_ID} "
+        f"hook by {where} (it matches {plain[0]}), so pre-commit hands the hook none of them "
+        "and nothing was checked; move the pattern that matches patches out of that `exclude:` "
+        "onto the hooks that must skip them (see \"Patches your own exclude: hides\" in "
+        "flagbot's docs/hooks.md)"))]
+
+
 def check_patches(repo: Path, files: Sequence[str] = (), *, hardwares: str = "hardwares",
-                  layout_only: bool = False, allow_missing_base: bool | None = None) -> list[Finding]:
-    """Findings for stored patches; `allow_missing_base` None means "if the clone is shallow"."""
-    patches = select_patches(repo, hardwares, files)
-    if layout_only:
-        wanted = set(patches)
-        return [f for f in verify.check_layout(repo, hardwares) if f.path in wanted]
+                  layout_only: bool = False, allow_missing_base: bool | None = None,
+                  options: Options | None = None) -> list[Finding]:
+    """Findings for stored patches; `allow_missing_base` None means "if the clone is shallow".
+
+    Patches in FlagScale's per-file folders (a `diff.yaml` beside them) get the per-file
+    checks; the others the seed layout's.
+    """
     if allow_missing_base is None:
-        allow_missing_base = is_shallow(repo)
-    return verify_patches(repo, patches, hardwares=hardwares, allow_missing_base=allow_missing_base)
+        allow_missing_base = False if layout_only else is_shallow(repo)
+    patches = select_patches(repo, hardwares, files)
+    seed, perfile = perfile_check.split(repo, hardwares, patches)
+    seed, findings = perfile_check.orphans(repo, hardwares, seed)
+    opts = options or Options()
+    opts = Options(opts.key_path, opts.backend_sources, allow_missing_base)
+    wanted = None if not files else [
+        f for f in files if f in perfile or perfile_check.is_perfile_file(f, hardwares)]
+    if wanted is None or wanted:
+        findings += perfile_check.check(repo, hardwares, wanted, opts, apply=not layout_only)[1]
+    if layout_only:
+        return findings + [f for rel in seed for f in verify.read_checked(repo, rel, hardwares)[1]]
+    return findings + verify_patches(repo, seed, hardwares=hardwares,
+                                     allow_missing_base=allow_missing_base)
 
 
 def verify_patches(repo: Path, rels: Sequence[str], *, hardwares: str,
                    allow_missing_base: bool) -> list[Finding]:
-    """Full findings (layout, apply at base, round trip, bytes) for repository-relative patches."""
+    """Full findings (layout, apply at base, round trip, bytes) for seed-layout patches."""
     findings: list[Finding] = []
     for rel in rels:
         findings += verify.verify_patch(repo, rel, hardwares=hardwares,
                                         allow_missing_base=allow_missing_base)
     return findings
+
+
+def add_perfile_options(parser: argparse.ArgumentParser) -> None:
+    """`--key-path` and `--backend-source`: what FlagScale's per-file folders may need."""
+    parser.add_argument("--key-path", metavar="DIR",
+                        help="folder with the vendor's private_key.pem (or the PEM file): "
+                             "decrypt and check .patch.encrypted files")
+    parser.add_argument("--backend-source", action="append", default=[], metavar="NAME=PATH",
+                        help="a git checkout of backend NAME (e.g. vllm=../vllm) to check that "
+                             "backend's patches at their backends_commit; repeatable")
+
+
+def perfile_options(args: argparse.Namespace, here: Path) -> Options:
+    """Options from `--key-path` / `--backend-source` (paths relative to `here`)."""
+    sources: dict[str, Path] = {}
+    for spec in args.backend_source:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--backend-source {spec!r}: expected NAME=PATH, e.g. vllm=../vllm")
+        full = (here / path).resolve()
+        if not full.is_dir():
+            raise UsageError(f"--backend-source {spec}: {full} is not a directory")
+        sources[name] = git.toplevel(full)
+    key = (here / args.key_path).resolve() if args.key_path else None
+    if key is not None and not key.exists():
+        raise UsageError(f"--key-path {args.key_path}: no such file or folder")
+    return Options(key, sources)
 
 
 def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
@@ -129,21 +190,41 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
                         help="a base not in the clone is a warning (default: only when shallow)")
     parser.add_argument("--hardwares", help="the hardwares folder (default: from .github/flagbot.yml)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    add_perfile_options(parser)
+    since.add_option(parser)
     unchecked.add_strict(parser)
     args = parser.parse_args(argv)
     repo = git.toplevel(Path(cwd or os.getcwd()))
     hardwares = configured_folder(repo, "hardwares", args.hardwares, option="--hardwares DIR")
     layout_only = args.layout_only or (not args.full and hook_stage() in LAYOUT_STAGES)
-    findings = check_patches(repo, args.files, hardwares=hardwares, layout_only=layout_only,
-                             allow_missing_base=args.allow_missing_base)
-    findings += nothing_checked(repo, hardwares, args.files,
-                                select_patches(repo, hardwares, args.files))
+    # the shallow question is about the user's clone, also when the tree of --since is checked
+    missing_ok = args.allow_missing_base if args.allow_missing_base is not None else \
+        is_shallow(repo) if not layout_only else None
+    options = perfile_options(args, Path(cwd or os.getcwd()))
+
+    def check(tree: Path) -> list[Finding]:
+        files = args.files if tree == repo else [f for f in args.files if (tree / f).is_file()]
+        if tree != repo and args.files and not files:
+            return []
+        return check_patches(tree, files, hardwares=hardwares, layout_only=layout_only,
+                             allow_missing_base=missing_ok, options=options)
+
+    findings = check(repo)
+    findings += nothing_checked(repo, hardwares, args.files, [
+        *select_patches(repo, hardwares, args.files),
+        *(f for f in args.files if perfile_check.is_perfile_file(f, hardwares))])
+    if args.files:  # pre-commit's file list: did the repository's own config filter it?
+        findings += hidden_patches(repo, hardwares)
+    # only the patch folder is read at REF (the patches' bases come from git's objects)
+    findings, inherited = since.judge(repo, args.since, findings, check, paths=[hardwares])
     status = unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
     skipped = sum(f.rule == "base-unavailable" for f in findings)
     if args.format == "json":
-        print(render_json(findings, WHAT, unchecked=skipped))
+        print(render_json(findings, WHAT, inherited=inherited, unchecked=skipped,
+                          **({"since": args.since} if args.since else {})))
         return status
-    print(render_text(findings, f"{WHAT} ({'layout' if layout_only else 'full'})"))
+    print(render_text(findings, f"{WHAT} ({'layout' if layout_only else 'full'})",
+                      inherited=inherited, since=args.since or ""))
     if skipped:
         print(f"{WHAT}: {skipped} patch(es) were checked for layout only: their base commit is "
               "not in this clone (shallow?); run `git fetch --unshallow` and check again",
@@ -168,6 +249,7 @@ def build_verify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--allow-missing-base", action="store_true",
                         help="a base commit missing from history (shallow clone) is a warning")
     parser.add_argument("--json", action="store_true", help="print findings as JSON")
+    add_perfile_options(parser)
     unchecked.add_strict(parser)
     return parser
 
@@ -181,16 +263,32 @@ def repo_relative(repo: Path, here: Path, given: str) -> str:
         raise UsageError(f"{given}: not inside the repository {repo}") from None
 
 
+def folder_files(repo: Path, rel: str) -> list[str]:
+    """A PATCH argument that is a folder: its diff.yaml (a per-file folder), else its patches."""
+    if not (repo / rel).is_dir():
+        return [rel]
+    if (repo / rel / "diff.yaml").is_file():
+        return [f"{rel.rstrip('/')}/diff.yaml"]
+    return [f"{rel.rstrip('/')}/{p.relative_to(repo / rel).as_posix()}"
+            for p in sorted((repo / rel).rglob("*.patch*"))
+            if p.is_file() and verify.is_patch_path(p.name)] if rel not in ("", ".") else []
+
+
 def verify_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     """Run `flagbot verify` (errors are mapped by hooks/cli.py)."""
     args = parse_args(build_verify_parser(), argv)
     here = Path(cwd or os.getcwd())
     repo = git.toplevel(here)
     hardwares = configured_folder(repo, "hardwares")
-    rels = [repo_relative(repo, here, p) for p in args.patches] or verify.find_patches(
-        repo, hardwares)
-    findings = verify_patches(repo, rels, hardwares=hardwares,
-                              allow_missing_base=args.allow_missing_base)
+    given = [expand for p in args.patches
+             for expand in folder_files(repo, repo_relative(repo, here, p))]
+    rels = given or verify.find_patches(repo, hardwares)
+    findings = check_patches(repo, given, hardwares=hardwares,
+                             allow_missing_base=args.allow_missing_base,
+                             options=perfile_options(args, here))
+    chosen = set(select_patches(repo, hardwares, given))
+    findings += verify_patches(repo, [g for g in given if g not in chosen and verify.is_patch_path(g)],
+                               hardwares=hardwares, allow_missing_base=args.allow_missing_base)
     if not args.patches:
         findings += nothing_checked(repo, hardwares, (), rels)
     what = f"verify ({len(rels)} patch file(s))"

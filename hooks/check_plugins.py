@@ -15,7 +15,7 @@ from pathlib import Path
 from flagbot.hooks import unchecked
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.hookmain import guarded, parse_args
-from flagbot.hooks.plugins.check import check_plugins
+from flagbot.hooks.plugins.check import SOURCES, check_plugins
 
 WHAT = "check-plugins"
 
@@ -40,19 +40,18 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
 
     findings, inherited = check_plugins(paths, base=base), None
     if args.since:
-        from flagbot.hooks.plugins import since  # git and tarfile: only when asked for
+        from flagbot.hooks import since  # git: only when asked for
 
-        findings, inherited = since.judge(base, args.since, findings, check)
+        # a registry check reads Python and YAML files only: REF's tree is written with those
+        findings, inherited = since.judge(base, args.since, findings, check, paths=SOURCES)
     extra: dict[str, object] = {"checked": len(paths)}
     if inherited is not None:
-        extra.update(since=args.since, inherited=len(inherited))
-    if args.format == "json":
-        print(render_json(findings, WHAT, **extra))
+        extra.update(since=args.since)
+    if args.format == "json":  # with --since: each finding marks `new`, `inherited` counts
+        print(render_json(findings, WHAT, inherited=inherited, **extra))
     else:
-        what = f"{WHAT}: {len(paths)} path(s)"
-        if inherited is not None:
-            what += f", new since {args.since} ({len(inherited)} inherited finding(s) not shown)"
-        print(render_text(findings, what))
+        print(render_text(findings, f"{WHAT}: {len(paths)} path(s)", inherited=inherited,
+                          since=args.since or ""))
     return unchecked.exit_status(findings, strict=unchecked.strict_mode(args.strict))
 
 

@@ -7,6 +7,8 @@ skipped; the last assignment of an op wins. What the plugin does silently become
 an unknown backend (it runs the op on flagos), a skipped line, an include it cannot open or
 nests too deep. Op names are checked against the ATen schemas of several torch releases and,
 when the plugin's C++ sources are in the repository, against the kernels registered per backend.
+The releases are those the repository's own torch requirement admits when it declares one
+(hooks/torch_pin.py), else every release flagbot ships data for.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flagbot.hooks import aten_ops
+from flagbot.hooks import aten_ops, since
 from flagbot.hooks.backend.discover import vendor_folders
 from flagbot.hooks.findings import ERROR, WARNING, Finding, has_errors, render_json, render_text
 from flagbot.hooks.folders import configured_folder, repo_config
 from flagbot.hooks.hookmain import guarded
 from flagbot.hooks.plugin_kernels import KernelIndex, read_index
+from flagbot.hooks.torch_pin import Pin, declared_pin
 
 WHAT = "check-routing"
 BACKENDS_DATA = Path(__file__).resolve().parent / "data" / "routing_backends.txt"
@@ -35,7 +38,8 @@ RULES: dict[str, tuple[str, str]] = {
                                        "silently runs the op on flagos)"),
     "routing-aten-name": (ERROR, "op names are ATen operators as the plugin looks them up (op or "
                                  "op.overload, no aten:: prefix)"),
-    "routing-aten-release": (WARNING, "the op exists in every supported torch release"),
+    "routing-aten-release": (WARNING, "the op exists in every torch release the repository "
+                                      "supports (its own torch pin, else the shipped range)"),
     "routing-no-kernel": (WARNING, "the plugin's sources register a kernel for the op on that backend"),
     "routing-include-missing": (ERROR, "included files exist"),
     "routing-include-cycle": (ERROR, "no file includes itself, directly or not"),
@@ -99,6 +103,7 @@ class Checker:
     repo: Path
     backends: dict[str, str]  # name -> Backend enum value
     kernels: KernelIndex | None = None
+    pin: Pin | None = None  # the repository's own torch requirement, when it declares one
     findings: list[Finding] = field(default_factory=list)
     parsed: dict[Path, RoutingFile | None] = field(default_factory=dict)
 
@@ -143,8 +148,16 @@ class Checker:
             self.add("routing-aten-name", path, line, f"{op!r} is not an aten operator of torch "
                      f"{'/'.join(aten_ops.shipped_releases())}; did you mean: {hint}")
         elif aten_ops.only_in(op):
-            self.add("routing-aten-release", path, line, f"{op} exists only in torch "
-                     f"{', '.join(aten_ops.only_in(op))}; with another release the line is dead")
+            have = aten_ops.only_in(op)
+            if self.pin is None:
+                self.add("routing-aten-release", path, line, f"{op} exists only in torch "
+                         f"{', '.join(have)}; with another release the line is dead")
+                return
+            missing = [r for r in self.pin.releases if r not in have]
+            if missing:
+                self.add("routing-aten-release", path, line, f"{op} exists only in torch "
+                         f"{', '.join(have)}, not in {', '.join(missing)}, which the repository "
+                         f"supports ({self.pin.source}); there the line is dead")
 
     def check_backend(self, path: Path, line: int, op: str, backend: str) -> None:
         enum = self.backends.get(backend)
@@ -205,7 +218,8 @@ def check_routing(repo: Path, files: Sequence[str], *, backends: Sequence[str] |
     repo = repo.resolve()
     names = {b: plugin_backends().get(b, enum_name(b)) for b in backends} if backends \
         else known_backends(repo)
-    checker = Checker(repo, names, read_index(repo) if kernels and files else None)
+    checker = Checker(repo, names, read_index(repo) if kernels and files else None,
+                      declared_pin(repo, aten_ops.shipped_releases()) if files else None)
     for name in files:
         path = repo / name
         if not path.is_file():
@@ -225,14 +239,23 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     parser.add_argument("--no-kernels", action="store_true", help="do not read the plugin's C++ "
                         "sources for registered kernels")
     parser.add_argument("--format", choices=("text", "json"), default="text")
+    since.add_option(parser)
     args = parser.parse_args(argv)
     repo = Path(cwd or ".").resolve()
     backends = [b.strip() for b in args.backends.split(",") if b.strip()] if args.backends else None
-    findings = check_routing(repo, args.files, backends=backends, kernels=not args.no_kernels)
+
+    def check(tree: Path) -> list[Finding]:
+        # a file the change adds did not exist then: at REF it is simply not checked
+        files = args.files if tree == repo else [f for f in args.files if (tree / f).is_file()]
+        return check_routing(tree, files, backends=backends, kernels=not args.no_kernels)
+
+    findings, inherited = since.judge(repo, args.since, check(repo), check)
     if args.format == "json":
-        print(render_json(findings, WHAT, checked=len(args.files)))
+        print(render_json(findings, WHAT, inherited=inherited, checked=len(args.files),
+                          **({"since": args.since} if args.since else {})))
     elif findings or args.files:
-        print(render_text(findings, f"{WHAT}: {len(args.files)} file(s)"))
+        print(render_text(findings, f"{WHAT}: {len(args.files)} file(s)", inherited=inherited,
+                          since=args.since or ""))
     return 1 if has_errors(findings) else 0
 
 

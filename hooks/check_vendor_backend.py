@@ -12,7 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from flagbot.hooks import unchecked
+from flagbot.hooks import since, unchecked
 from flagbot.hooks.backend import runner
 from flagbot.hooks.backend.context import FlagGemsContext, find_package, load_context, vendors_file
 from flagbot.hooks.backend.discover import (
@@ -124,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-context", action="store_true", help="ignore any FlagGems source tree")
     parser.add_argument("--jobs", "-j", type=int, default=0, metavar="N",
                         help="worker processes (default: one per CPU, at most 8)")
+    since.add_option(parser)
     unchecked.add_strict(parser)
     return parser
 
@@ -179,6 +180,20 @@ def nothing_checked(repo: Path, root_rel: str, paths: list[Path], folders: list[
     return []
 
 
+def since_paths(repo: Path, root: Path, root_rel: str, flaggems: str | None,
+                folders: list[str]) -> list[str]:
+    """What `--since` writes of REF's tree: the backends root, the FlagGems package around it
+    (the context), the configuration and folders given outside the root; the rest of a large
+    tree is never read."""
+    package = flaggems if flaggems is not None else None
+    if package is None:
+        found = find_package(root, top=repo)
+        package = found.relative_to(repo).as_posix() if found is not None and \
+            found.is_relative_to(repo) else None
+    outside = [f for f in folders if not Path(f).is_absolute()]
+    return [p for p in (root_rel, package, ".github", *outside) if p]
+
+
 def _fix(root: str) -> str:
     return f"; to check them set {config_line('backends', root)} (or pass --root {root})"
 
@@ -193,15 +208,29 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     root_rel = backend_root(repo, args.root)
     root = (repo / root_rel).resolve()
     folders = select_folders(repo, root, args)
-    findings = check_backends(repo, folders, root=root_rel, flaggems=args.flaggems,
-                              context=not args.no_context, jobs=args.jobs or default_jobs())
+    jobs = args.jobs or default_jobs()
+
+    def check(tree: Path) -> list[Finding]:
+        present = folders if folders is None or tree == repo else \
+            [f for f in folders if not Path(f).is_absolute() and (tree / f).is_dir()]
+        if present == []:
+            return []  # none of the folders existed then: everything is new
+        return check_backends(tree, present, root=root_rel, flaggems=args.flaggems,
+                              context=not args.no_context, jobs=jobs)
+
+    findings = check(repo)
     checked = len(folders) if folders is not None else len(vendor_folders(root))
     given = [(repo / p).resolve() for p in args.paths]
     findings += nothing_checked(repo, root_rel, given, folders, checked)
+    findings, inherited = since.judge(repo, args.since, findings, check,
+                                      paths=since_paths(repo, root, root_rel, args.flaggems,
+                                                        folders or []))
     if args.format == "json":
-        print(render_json(findings, WHAT, checked=checked, root=root_rel))
+        print(render_json(findings, WHAT, inherited=inherited, checked=checked, root=root_rel,
+                          **({"since": args.since} if args.since else {})))
     elif findings or checked:
-        print(render_text(findings, f"{WHAT}: {checked} vendor folder(s)"))
+        print(render_text(findings, f"{WHAT}: {checked} vendor folder(s)", inherited=inherited,
+                          since=args.since or ""))
     else:  # say so: an empty output would read as a pass
         print(f"{WHAT}: nothing to check: no staged changes under {root_rel}/ (pass PATH ... or "
               "--all)" if not args.paths else f"{WHAT}: nothing to check")

@@ -105,9 +105,16 @@ DEFAULTS: dict[str, Any] = {
     "flaggems": {
         "package_root": None,
     },
-    # backend names routing files may use beyond those the FlagOS plugin's parser accepts
+    # FlagScale's hardware/patch_history.yaml after a merged vendor PR changed a per-file
+    # folder: `pull_request` (a branch and a PR), `push` (straight onto the default branch) or `off`
+    "patch_history": {
+        "update": "pull_request",
+    },
+    # backend names routing files may use beyond those the FlagOS plugin's parser accepts, and
+    # the routing files a PR may change (the bot's `flagbot / routing` check run)
     "routing": {
         "backends": [],
+        "files": ["**/backends*.conf"],
     },
     # the worker re-applies every stored patch onto the default branch this often (0: never)
     "drift": {
@@ -124,6 +131,8 @@ DEFAULTS: dict[str, Any] = {
 }
 
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
+HISTORY_UPDATES = ("pull_request", "push", "off")
+LABEL_WHEN = ("open", "merged")
 DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
 # a kernel-check device: a runner label style name (`a_x100`, `cpu`, `nvidia-h100`)
 CHECK_DEVICE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,49}$")
@@ -219,6 +228,12 @@ def validate_labels(labels: dict[str, Any]) -> list[str]:
                             f"{shown(spec.get('color'))}")
         if not isinstance(spec.get("description", ""), str) or len(spec.get("description", "")) > 100:
             problems.append(f"labels.{kind}.description: must be a string of at most 100 characters")
+    for kind in ("privateuse1", "vendor"):
+        spec = labels.get(kind)
+        if isinstance(spec, dict) and spec.get("when", "open") not in LABEL_WHEN:
+            problems.append(f"labels.{kind}.when: must be one of {', '.join(LABEL_WHEN)} (open: "
+                            f"while the PR is open; merged: at merge, when flagbot's checks "
+                            f"passed), got {shown(spec.get('when'))}")
     return problems
 
 
@@ -269,6 +284,15 @@ def validate(raw: dict[str, Any]) -> list[str]:
     if not isinstance(names, list) or not all(isinstance(n, str) and BACKEND_RE.match(n) for n in names):
         problems.append("routing.backends: must be a list of backend names like my_npu, got "
                         f"{shown(names)}")
+    history = raw.get("patch_history")
+    update = history.get("update") if isinstance(history, dict) else None
+    if update not in HISTORY_UPDATES:
+        problems.append(f"patch_history.update: must be one of {', '.join(HISTORY_UPDATES)}, "
+                        f"got {shown(update)}")
+    routing_files = routing.get("files") if isinstance(routing, dict) else None
+    if not isinstance(routing_files, list) or not all(isinstance(g, str) and g for g in routing_files):
+        problems.append("routing.files: must be a list of path globs like **/backends*.conf, got "
+                        f"{shown(routing_files)}")
     plugins = raw.get("plugins")
     paths = plugins.get("paths") if isinstance(plugins, dict) else None
     if not isinstance(paths, list) or not all(isinstance(p, str) and p for p in paths):

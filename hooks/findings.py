@@ -39,19 +39,35 @@ def summary(findings: Sequence[Finding], what: str) -> str:
     return f"{what}: {errors} error(s), {warnings} warning(s)"
 
 
-def render_text(findings: Sequence[Finding], what: str) -> str:
+def render_text(findings: Sequence[Finding], what: str, *,
+                inherited: Sequence[Finding] | None = None, since: str = "") -> str:
+    """One line per finding and a summary; with `inherited` (a `--since` run) `findings` are
+    the new ones and the inherited ones are only counted."""
     lines = [f.render() for f in sorted(findings)]
-    lines.append(summary(findings, what))
+    if inherited is None:
+        lines.append(summary(findings, what))
+    else:
+        lines.append(summary(findings, what).replace(" error(s)", " new error(s)")
+                     .replace(" warning(s)", " new warning(s)")
+                     + f"; {len(inherited)} inherited from {since} not shown")
     return "\n".join(lines)
 
 
-def render_json(findings: Sequence[Finding], what: str, **extra: object) -> str:
+def render_json(findings: Sequence[Finding], what: str, *,
+                inherited: Sequence[Finding] | None = None, **extra: object) -> str:
+    """The findings document; with `inherited` (a `--since` run) every finding carries `new`,
+    `errors`/`warnings` count the new ones and `inherited` counts the others."""
+    rows = [asdict(f) for f in sorted(findings)]
+    if inherited is not None:
+        rows = [{**row, "new": True} for row in rows]
+        rows += [{**asdict(f), "new": False} for f in sorted(inherited)]
+        extra = {**extra, "inherited": len(inherited)}
     doc = {
         "schema": "flagbot.findings/1",
         "what": what,
         "errors": sum(f.severity == ERROR for f in findings),
         "warnings": sum(f.severity == WARNING for f in findings),
-        "findings": [asdict(f) for f in sorted(findings)],
+        "findings": rows,
         **extra,
     }
     return json.dumps(doc, indent=2, sort_keys=True)

@@ -116,10 +116,10 @@ def test_labels_are_the_configured_defaults() -> None:
 
 
 def test_check_runs_are_the_handlers_names() -> None:
-    from flagbot.bot.handlers import backends, patches, plugins
+    from flagbot.bot.handlers import backends, patches, plugins, routing
 
     documented = set(first_column(section(REFERENCE, "## Check runs")))
-    names = {patches.NAME, backends.NAME, plugins.NAME}
+    names = {patches.NAME, backends.NAME, plugins.NAME, routing.NAME}
     kernels = importlib.util.find_spec("flagbot.bot.handlers.kernels")
     if kernels is not None:
         names.add(importlib.import_module("flagbot.bot.handlers.kernels").NAME)

@@ -41,10 +41,20 @@ class CheckResult:
     summary: str
     text: str = ""
     findings: list[Finding] = field(default_factory=list)
+    # findings that were already there at the PR's merge base (listed, never annotated);
+    # None when the base was not checked (the findings are then all of them)
+    inherited: list[Finding] | None = None
 
     @property
     def failed(self) -> bool:
         return self.conclusion == "failure"
+
+    @property
+    def counts(self) -> str:
+        """"N new, M existing" when the base was checked, else ""."""
+        if self.inherited is None:
+            return ""
+        return f"{len(self.findings)} new, {len(self.inherited)} existing"
 
 
 def annotation(f: Finding) -> dict[str, Any]:

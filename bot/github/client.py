@@ -156,6 +156,18 @@ class PyGithubClient:
     def pull_json(self, number: int) -> dict[str, Any]:
         return dict(self._repo.get_pull(number).raw_data)
 
+    def open_pulls(self, head_branch: str) -> list[int]:
+        """Open PRs from `head_branch` of this repository."""
+        head = f"{self.full_name.split('/', 1)[0]}:{head_branch}"
+        return [int(p.number) for p in self._repo.get_pulls(state="open", head=head)]
+
+    def create_pull(self, title: str, body: str, head_branch: str, base: str) -> int:
+        self._pace()
+        pull = self._repo.create_pull(base=base, head=head_branch, title=title, body=body)
+        self.actions.append(Action("pull.create", {"head": head_branch, "base": base,
+                                                   "number": pull.number}))
+        return int(pull.number)
+
 
     # -- GitHub Actions: the device-check workflow ------------------------------------------------
 

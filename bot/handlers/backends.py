@@ -29,6 +29,17 @@ def touched_folders(config: RepoConfig, files: Iterable[ChangedFile]) -> list[st
     return sorted(folders)
 
 
+def base_paths(config: RepoConfig) -> list[str]:
+    """What the check reads at the merge base: the FlagGems package around the backends root
+    (its registry and vendors enum are the context), else the backends root alone."""
+    package = config["flaggems"].get("package_root")
+    root = config.backends.strip("/")
+    if isinstance(package, str) and package:
+        return [package.strip("/"), root]
+    suffix = "/runtime/backend"  # FlagGems' own layout: src/flag_gems/runtime/backend
+    return [root[: -len(suffix)]] if root.endswith(suffix) else [root]
+
+
 def nothing_to_check() -> CheckResult:
     """The result when the PR touches no vendor folder: success, so the check can be required."""
     return CheckResult(NAME, "success", "no vendor folders touched",

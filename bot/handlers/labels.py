@@ -10,6 +10,7 @@ import logging
 import re
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from flagbot.bot.github import ChangedFile, Label
 from flagbot.bot.github.labels import LabelChange
@@ -39,6 +40,9 @@ class WantedLabel:
     label: Label
     reason: str
     files: tuple[str, ...]
+    # `labels.<kind>.when`: "open" (while the PR is open) or "merged" (at merge, and only
+    # when the PR's flagbot check runs passed)
+    when: str = "open"
 
 
 def vendor_of(path: str, config: RepoConfig) -> tuple[str, str] | None:
@@ -67,6 +71,13 @@ def touched_paths(files: Iterable[ChangedFile]) -> list[str]:
     return paths
 
 
+# Why a new vendor's first PR by an author without write permission gets no label: the same
+# words in the check run, the summary comment and docs/vendors.md.
+NEW_VENDOR = ("a new vendor: not configured under `devices:` in .github/flagbot.yml, no folder "
+              "on the default branch yet, and the author has no write permission; a maintainer "
+              "can add the label by hand (flagbot keeps it)")
+
+
 def unusable(device: str, folder: str, name: str, known: Collection[str] | None) -> str | None:
     """Why the folder's device cannot be a `vendor:` label (None: it can). `known`: the
     configured and stored devices (None: any well-formed one)."""
@@ -78,8 +89,7 @@ def unusable(device: str, folder: str, name: str, known: Collection[str] | None)
     if len(name) > MAX_LABEL_NAME:
         return f"its label would be {len(name)} characters, over GitHub's {MAX_LABEL_NAME}"
     if known is not None and device not in known:
-        return ("not a device the default branch knows (its `devices:` in "
-                ".github/flagbot.yml, or a folder it already has)")
+        return NEW_VENDOR
     return None
 
 
@@ -111,7 +121,7 @@ def plan_labels(config: RepoConfig, paths: Sequence[str], *,
     if pu1_files:
         label = Label(pu1["name"], pu1.get("color", "5319e7"), pu1.get("description", ""))
         reason = "matches " + ", ".join(code(g) for g in pu1_globs)
-        wanted[label.name] = WantedLabel(label, reason, tuple(pu1_files))
+        wanted[label.name] = WantedLabel(label, reason, tuple(pu1_files), when_of(pu1))
     given = 0
     for device, (folder, files) in sorted(devices.items()):
         name = vendor["pattern"].replace("{device}", device)
@@ -126,8 +136,32 @@ def plan_labels(config: RepoConfig, paths: Sequence[str], *,
         given += 1
         description = str(vendor.get("description", "")).replace("{device}", device)[:100]
         label = Label(name, vendor.get("color", "0e8a16"), description)
-        wanted[name] = WantedLabel(label, f"touches {code(folder + '/')}", tuple(files))
+        wanted[name] = WantedLabel(label, f"touches {code(folder + '/')}", tuple(files),
+                                   when_of(vendor))
     return wanted
+
+
+def when_of(spec: dict[str, Any]) -> str:
+    """`when:` of a label's configuration: "merged", else "open"."""
+    return "merged" if spec.get("when") == "merged" else "open"
+
+
+def split_by_when(wanted: dict[str, WantedLabel]) -> tuple[dict[str, WantedLabel], dict[str, WantedLabel]]:
+    """(labels for now, labels for the merge)."""
+    now = {n: w for n, w in wanted.items() if w.when != "merged"}
+    return now, {n: w for n, w in wanted.items() if w.when == "merged"}
+
+
+def describe_at_merge(later: dict[str, WantedLabel]) -> list[str]:
+    """Summary lines for labels the configuration applies at merge."""
+    return [f"- **{code(name)}** at merge, if flagbot's checks pass (`when: merged`): {w.reason}"
+            for name, w in later.items()]
+
+
+def describe_skipped(skipped: Sequence[Finding]) -> list[str]:
+    """Summary lines for vendor folders that got no label, in the check run's words."""
+    return [f"- no label for {code(f.path + '/')}: {f.message.split(': ', 1)[-1]}"
+            for f in skipped if f.rule == "vendor-label"]
 
 
 def plan_change(wanted: dict[str, WantedLabel], current: Iterable[str],

@@ -14,8 +14,19 @@ from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
 from flagbot.bot.github import ChangedFile, Comment, checkruns, comments
 from flagbot.bot.github.checkruns import CheckResult
+from flagbot.bot.github.client import ROLES
 from flagbot.bot.github.labels import LabelChange, add_wanted, remove_stale
-from flagbot.bot.handlers import backends, downstream, labels, patches, plugins, summary
+from flagbot.bot.handlers import (
+    backends,
+    downstream,
+    judging,
+    labels,
+    patch_history,
+    patches,
+    plugins,
+    routing,
+    summary,
+)
 from flagbot.bot.handlers.base import Handler
 from flagbot.bot.markdown import code_block, plain
 from flagbot.hooks import git as plumbing
@@ -46,8 +57,8 @@ def config_failure(name: str, problems: list[str]) -> CheckResult:
 
 def handle(ctx: Context) -> dict[str, Any]:
     """Run the whole flow for one `pull_request` delivery; returns what each step did."""
-    if ctx.action == "closed":  # merged or closed: only the downstream label log changes
-        return downstream.closed(ctx)
+    if ctx.action == "closed":  # merged or closed: the label log, and FlagScale's history
+        return {**downstream.closed(ctx), **patch_history.on_closed(ctx)}
     pr = PullRequest.from_payload(ctx.payload)
     client = ctx.client
     head = client.pull_head(pr.number)
@@ -82,8 +93,9 @@ def handle(ctx: Context) -> dict[str, Any]:
         return {"regenerated": regen.outcome, "commit": regen.commit, "conclusions": {},
                 "writes": {}}
     label_findings: list[Finding] = []
-    wanted = labels.plan_labels(ctx.config, paths, known=known_devices(ctx, pr, paths),
-                                max_vendor=ctx.settings.max_vendor_labels, skipped=label_findings)
+    wanted, at_merge = labels.split_by_when(labels.plan_labels(
+        ctx.config, paths, known=known_devices(ctx, pr, paths),
+        max_vendor=ctx.settings.max_vendor_labels, skipped=label_findings))
     change = plan_labels(ctx, pr, wanted, existing)
     # Order matters for crash safety, since the comment is where "the bot added this" lives:
     # stale labels go before the comment stops listing them, new ones come after it lists them.
@@ -96,7 +108,9 @@ def handle(ctx: Context) -> dict[str, Any]:
                          *plugins.for_pull(ctx, pr, ctx.config, files)]]
     done = publish_all(ctx, pr, results)
     clone_url = str((ctx.payload.get("repository") or {}).get("clone_url") or "")
-    report = summary.Summary(pr.head_sha, labels.describe(wanted), list(change.to_remove), results,
+    label_lines = [*labels.describe(wanted), *labels.describe_at_merge(at_merge),
+                   *labels.describe_skipped(label_findings)]
+    report = summary.Summary(pr.head_sha, label_lines, list(change.to_remove), results,
                              default_branch=ctx.default_branch,
                              patch_lines=regenerate.describe(regen, clone_url) if regen.devices else [],
                              kernel_lines=device_runs.section(
@@ -113,13 +127,15 @@ def handle(ctx: Context) -> dict[str, Any]:
             "conclusions": {r.name: r.conclusion for r in results}, "writes": done}
 
 
-def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str]:
+def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str] | None:
     """Devices that may become labels: configured under `devices:`, or with a folder under
     hardwares/ or a `_<vendor>` backend folder on the base already (read from git, only when
-    the PR touches a vendor folder at all)."""
+    the PR touches a vendor folder at all); None (any well-formed one) when the PR adds a new
+    one and its author has write permission."""
     assert ctx.config is not None
     known = {str(name) for name in ctx.config["devices"]}
-    if not any(labels.vendor_of(p, ctx.config) for p in paths):
+    touched = {found[0] for p in paths if (found := labels.vendor_of(p, ctx.config))}
+    if not touched:
         return known
     with ctx.workspace.held():
         git_dir = ctx.workspace.objects(pr)
@@ -130,7 +146,14 @@ def known_devices(ctx: Context, pr: PullRequest, paths: list[str]) -> set[str]:
                 names = listed.stdout.decode("utf-8", "replace").split("\0")
                 known |= {n.removeprefix("_") if root == ctx.config.backends else n
                           for n in names if n}
+    if touched - known and is_writer(ctx.client.permission(pr.author) if pr.author else "none"):
+        return None  # a writer's new vendor folder: its first, largest PR gets the label too
     return known
+
+
+def is_writer(role: str) -> bool:
+    """Whether a repository role may push (write, maintain, admin)."""
+    return role in ROLES and ROLES.index(role) >= ROLES.index("write")
 
 
 def with_label_findings(config: RepoConfig, result: CheckResult,
@@ -178,21 +201,54 @@ def run_checks(ctx: Context, pr: PullRequest, config: RepoConfig,
     patch_list = patches.touched_patches(config, files)
     check_patches = bool(patch_list) or patches.touches_hardwares(config, files)
     folders = backends.touched_folders(config, files)
-    if not check_patches and not folders:
+    check_routing = routing.may_touch_routing(config, files)
+    if not check_patches and not folders and not check_routing:
         return [patches.nothing_to_check(), backends.nothing_to_check()]
+    memory_mb, timeout_s = ctx.settings.check_memory_mb, ctx.settings.check_timeout_s
+    what = f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}"
+    routing_found: tuple[list[str], list[Finding]] = ([], [])
+    patch_findings: list[Finding] | None = None
+    backend_findings: tuple[list[str], list[Finding]] | None = None
     with ctx.workspace.checkout(pr) as tree:
         # the PR's files are parsed in a child process with memory and time limits
-        patch_findings, backend_findings = sandbox.run_limited(
-            check_tree, tree, config, patch_list if check_patches else None, folders,
-            memory_mb=ctx.settings.check_memory_mb, timeout_s=ctx.settings.check_timeout_s,
-            what=f"checks of {ctx.full_name}#{pr.number} at {pr.head_sha[:12]}")
-    p_result = (patches.result(config, patch_list, patch_findings)
-                if patch_findings is not None else patches.nothing_to_check())
+        if check_patches or folders:
+            patch_findings, backend_findings = sandbox.run_limited(
+                check_tree, tree, config, patch_list if check_patches else None, folders,
+                memory_mb=memory_mb, timeout_s=timeout_s, what=what)
+        if check_routing:
+            routing_found = sandbox.run_limited(
+                routing.run_checks, tree, config, labels.touched_paths(files),
+                memory_mb=memory_mb, timeout_s=timeout_s, what=what)
+    # the same checks at the merge base: only what the pull request introduces fails a check
+    base = judging.BaseSide(ctx, pr)
+    results = [patches.nothing_to_check(), backends.nothing_to_check()]
+    if patch_findings is not None:
+        results[0] = base.judge(patches.NAME, patch_findings,
+                                lambda new: patches.result(config, patch_list, new),
+                                check_patches_at, config, patch_list, paths=[config.hardwares])
     if backend_findings is not None:
-        b_result = backends.result(folders, *backend_findings)
-    else:
-        b_result = backends.nothing_to_check()
-    return [p_result, b_result]
+        checked, found = backend_findings
+        results[1] = base.judge(backends.NAME, found,
+                                lambda new: backends.result(folders, checked, new),
+                                check_backends_at, config, checked,
+                                paths=backends.base_paths(config))
+    routed, found_routes = routing_found
+    if routed:  # only PRs that change routing get the run (most repositories have none)
+        results.append(base.judge(routing.NAME, found_routes,
+                                  lambda new: routing.result(routed, new),
+                                  routing.check_at, config, routed))
+    return results
+
+
+def check_patches_at(tree: Path, config: RepoConfig, patch_list: list[str]) -> list[Finding]:
+    """The patches check on the base's tree: the PR's patches that existed there, hetero.txt."""
+    return patches.run_checks(tree, config, judging.existing_paths(tree, patch_list))
+
+
+def check_backends_at(tree: Path, config: RepoConfig, folders: list[str]) -> list[Finding]:
+    """The backends check on the base's tree: the PR's vendor folders that existed there."""
+    present = judging.existing_paths(tree, folders)
+    return backends.run_checks(tree, config, present)[1] if present else []
 
 
 def check_tree(tree: Path, config: RepoConfig, patch_list: list[str] | None,
@@ -215,4 +271,5 @@ def fold_into_check(regen: regenerate.Regen, result: CheckResult) -> CheckResult
 
 HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
                   "labels, patch regeneration, `flagbot / patches`, `flagbot / backends`, "
-                  "`flagbot / plugins`, summary comment")
+                  "`flagbot / plugins`, summary comment; once merged, FlagScale's "
+                  "patch_history.yaml update")

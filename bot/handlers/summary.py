@@ -86,7 +86,8 @@ def render(summary: Summary, meta: dict[str, Any]) -> str:
     if summary.patch_lines:
         lines += ["", "**Patch regeneration**", *summary.patch_lines]
     lines += ["", "**Checks**", "", "| check | result |", "| --- | --- |"]
-    lines += [f"| {c.name} | {ICONS.get(c.conclusion, '')} {c.title} |" for c in summary.checks]
+    lines += [f"| {c.name} | {ICONS.get(c.conclusion, '')} {c.title}"
+              f"{f' ({c.counts})' if c.counts else ''} |" for c in summary.checks]
     lines += ["", *kernels_block(summary.kernel_lines)]
     lines += ["", "**Next steps**"]
     lines += next_steps(summary.checks)
@@ -123,6 +124,13 @@ def next_steps(checks: Sequence[CheckResult]) -> list[str]:
     failed = [c for c in checks if c.failed]
     if not failed:
         return ["- nothing to do from flagbot's side; reviewers take it from here"]
-    return [f"- **{c.name}**: open the check run for the annotated lines; {c.summary.splitlines()[-1]}"
-            if "Reproduce locally" in c.summary else f"- **{c.name}**: see the check run"
+    return [f"- **{c.name}**: open the check run for the annotated lines; {reproduce_line(c)}"
+            if reproduce_line(c) else f"- **{c.name}**: see the check run"
             for c in failed] + ["- push a fix; flagbot re-checks every new head"]
+
+
+def reproduce_line(check: CheckResult) -> str:
+    """The check's "Reproduce locally: ..." line, or ""."""
+    return next((line for line in check.summary.splitlines()
+                 if line.startswith("Reproduce locally")), "")
+

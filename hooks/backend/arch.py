@@ -78,9 +78,15 @@ def check_arch(v: Vendor, init: Module) -> None:
             v.arch_implemented[arch.name] = check_package(v, arch / "ops")
             v.implemented |= v.arch_implemented[arch.name]
         if (arch / HEURISTICS_FILE).is_file():
-            check_heuristics(v, arch / HEURISTICS_FILE)
+            # FlagGems takes `getattr(<arch package>, HEURISTICS_CONFIGS, None)` and falls back
+            # to the vendor's dict: a file the package does not re-export is never read, so
+            # only the missing export is reported, not the file's contents.
             arch_init = v.module(arch / "__init__.py")
-            if arch_init is not None and HEURISTICS not in arch_init.bindings:
+            if arch_init is not None and (HEURISTICS in arch_init.bindings
+                                          or "*" in arch_init.bindings):
+                check_heuristics(v, arch / HEURISTICS_FILE)
+            elif arch_init is not None:
                 v.add("arch-heuristics-export", arch / "__init__.py", 0, f"{arch.name}/__init__.py "
-                      f"does not re-export {HEURISTICS}, so FlagGems falls back to the vendor's; "
-                      f"add `from .heuristics_config_utils import {HEURISTICS}`")
+                      f"does not re-export {HEURISTICS}, so FlagGems falls back to the vendor's "
+                      f"and never reads {arch.name}/{HEURISTICS_FILE}; add `from "
+                      f".heuristics_config_utils import {HEURISTICS}` to use it")

@@ -8,6 +8,7 @@ from pathlib import Path
 from flagbot.hooks.backend.arch import check_arch
 from flagbot.hooks.backend.context import FlagGemsContext
 from flagbot.hooks.backend.descriptor import check_descriptor, check_folder
+from flagbot.hooks.backend.extra_yaml import check_extra_yaml, extra_yaml_files
 from flagbot.hooks.backend.heuristics import check_heuristics
 from flagbot.hooks.backend.ops import check_documented, check_package, check_unused
 from flagbot.hooks.backend.pysrc import Module, Sources, literal_strings
@@ -83,7 +84,8 @@ def check_tunes(repo: Path, folder: Path, sources: Sources) -> tuple[list[Findin
     """Findings of every tune file of `folder`, and the op keys of its own tune_configs.yaml.
 
     Every tune file the harness loads: the vendor's and each arch candidate's, reached by
-    ARCH_MAP or not, so a file is judged the same whichever architecture runs it. Needs no
+    ARCH_MAP or not, so a file is judged the same whichever architecture runs it; and the
+    expand and enable files beside them (hooks/backend/extra_yaml.py). Needs no
     FlagGems context, so a parallel run starts it before the context is read.
     """
     v = Vendor(repo=repo, folder=folder, sources=sources)
@@ -92,6 +94,8 @@ def check_tunes(repo: Path, folder: Path, sources: Sources) -> tuple[list[Findin
         if tune.is_file():
             keys = check_tune(v, tune)
             own = keys if tune == folder / TUNE_FILE else own
+    for extra in extra_yaml_files(folder):
+        check_extra_yaml(v, extra)
     return v.findings, own
 
 

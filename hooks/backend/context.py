@@ -29,6 +29,14 @@ LAYOUT = {
 # applied neither the ops nor the unused-op list of the NVIDIA folder (`runtime/__init__.py`
 # `replace_customized_ops`, `runtime/register.py` `get_vendor_unused_op`).
 OLDER_VENDORS = "runtime/commom_utils.py"
+# runtime/common.py: vendor -> torch attribute; the device finder tries these (and NVIDIA by the
+# CUDA device's name) before it runs any vendor's device_query_cmd.
+TORCH_ATTR_NAME = "_VENDOR_TORCH_ATTR"
+# The same table as FlagGems ed2508bc ships it, for a check without a FlagGems tree; NVIDIA is
+# recognised by `torch.cuda.get_device_properties(0).name`.
+TORCH_DETECTED = frozenset({"ascend", "cambricon", "enflame", "hygon", "iluvatar", "mthreads",
+                            "sunrise", "tsingmicro"})
+ALWAYS_TORCH_DETECTED = frozenset({"nvidia"})
 
 
 def vendors_file(package: Path) -> Path | None:
@@ -56,6 +64,7 @@ class FlagGemsContext:
     generic_functions: frozenset[str] = frozenset()
     vendors: frozenset[str] | None = None  # None: common.py missing or unreadable
     vendors_path: Path | None = None  # runtime/common.py, or commom_utils.py in older trees
+    torch_detected: frozenset[str] | None = None  # keys of _VENDOR_TORCH_ATTR; None: not found
     strings: frozenset[str] = frozenset()  # every identifier-like string literal in the tree
     prefixes: tuple[str, ...] = ()  # constant heads of f-strings (f"mha_block_{n}")
 
@@ -124,6 +133,17 @@ def read_vendors(path: Path) -> frozenset[str] | None:
     return None
 
 
+def read_torch_detected(path: Path) -> frozenset[str] | None:
+    """Keys of the `_VENDOR_TORCH_ATTR` dict literal: vendors FlagGems detects through torch."""
+    tree = _parse(_read(path))
+    for node in tree.body if tree is not None else []:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                isinstance(t, ast.Name) and t.id == TORCH_ATTR_NAME for t in node.targets):
+            return frozenset(k.value for k in node.value.keys
+                             if isinstance(k, ast.Constant) and isinstance(k.value, str))
+    return None
+
+
 def exported_names(text: str) -> set[str]:
     """Names a package `__init__.py` binds or lists: imports, assignments, defs, `__all__`.
 
@@ -177,4 +197,5 @@ def load_context(package: Path, backend_root: Path | None = None) -> FlagGemsCon
     ctx.prefixes = tuple(sorted(prefixes))
     ctx.vendors_path = vendors_file(package)
     ctx.vendors = read_vendors(ctx.vendors_path) if ctx.vendors_path is not None else None
+    ctx.torch_detected = read_torch_detected(ctx.vendors_path) if ctx.vendors_path else None
     return ctx

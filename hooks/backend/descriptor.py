@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from flagbot.hooks.backend.context import ALWAYS_TORCH_DETECTED, TORCH_DETECTED
 from flagbot.hooks.backend.pysrc import Module
 from flagbot.hooks.backend.vendor import FOLDER_RE, Vendor
 from flagbot.kernels.flaggems_layout import missing_files
@@ -102,10 +103,21 @@ def check_descriptor(v: Vendor, init: Module) -> str | None:
         if name not in args:
             v.add("descriptor-missing-arg", path, call.lineno, f"{cls} needs {name}=...")
     query = values.get("device_query_cmd")
-    if isinstance(query, str) and not query.strip():
+    if isinstance(query, str) and not query.strip() \
+            and not detected_by_torch(v, values.get("vendor_name")):
         v.add("device-query-empty", path, args["device_query_cmd"].lineno, "device_query_cmd is "
-              "empty: detection by command can never find this device (set e.g. 'npu-smi info')")
+              "empty and FlagGems does not detect this vendor through torch, so detection can "
+              "never find the device (set e.g. 'npu-smi info', or GEMS_VENDOR at run time)")
     return _check_name(v, path, args, values)
+
+
+def detected_by_torch(v: Vendor, name: object) -> bool:
+    """Whether FlagGems finds vendor `name` before running commands (its torch attribute, or
+    NVIDIA's device name), per the tree's own table when there is one."""
+    if not isinstance(name, str):
+        return False
+    table = v.context.torch_detected if v.context is not None else None
+    return name in (TORCH_DETECTED if table is None else table) or name in ALWAYS_TORCH_DETECTED
 
 
 def _check_name(v: Vendor, path: Path, args: dict[str, ast.expr], values: dict[str, object]) -> str | None:

@@ -21,7 +21,8 @@ RULES: dict[str, tuple[str, str]] = {
     "descriptor-type": (ERROR, "descriptor arguments have the field's type (str / bool / None)"),
     "descriptor-missing-arg": (ERROR, "vendor_name, device_name and device_query_cmd are given"),
     "descriptor-unknown-arg": (ERROR, "no keyword the descriptor class does not have"),
-    "device-query-empty": (WARNING, "device_query_cmd is not empty (it is the last-resort detection)"),
+    "device-query-empty": (WARNING, "device_query_cmd is not empty where FlagGems detects the "
+                                    "vendor by that command (not through torch)"),
     "vendor-name-mismatch": (ERROR, "vendor_name equals the folder name without its underscore"),
     "vendor-not-registered": (ERROR, "vendor_name is in the vendors enum of runtime/common.py "
                                      "(runtime/commom_utils.py in trees before 2025-12)"),
@@ -33,7 +34,7 @@ RULES: dict[str, tuple[str, str]] = {
     "op-func-missing": (ERROR, "every referenced or imported function exists in its module"),
     "op-duplicate": (ERROR, "an aten name or exported function name is registered once"),
     "all-undefined": (ERROR, "every __all__ name is defined or imported"),
-    "all-duplicate": (ERROR, "no name twice in __all__"),
+    "all-duplicate": (WARNING, "no name twice in __all__ (harmless to Python: a tidy-up)"),
     "unused-unknown": (ERROR, "every unused-op name matches an operator function (or aten name)"),
     "unused-and-implemented": (WARNING, "an op both implemented and listed unused is dropped"),
     "vendor-lists-ignored": (WARNING, "an unused-op list FlagGems' loader never reads (NVIDIA's, before 2025-12)"),
@@ -46,6 +47,8 @@ RULES: dict[str, tuple[str, str]] = {
     "arch-heuristics-export": (WARNING, "an arch folder with heuristics re-exports HEURISTICS_CONFIGS"),
     "yaml-syntax": (ERROR, "YAML files parse"),
     "yaml-duplicate-key": (ERROR, "no key twice in one YAML mapping, at any level"),
+    "config-schema": (ERROR, "*_expand.yaml maps op -> config/strategy entries; enable_configs.yaml "
+                             "has include/exclude lists of names"),
     "tune-schema": (ERROR, "tune_configs.yaml entries are explicit (META + launch params) or generators"),
     "tune-unknown-key": (WARNING, "a tune entry key the config loader ignores (vendor compile options)"),
     "tune-key-unreferenced": (WARNING, "a tune key is referenced by some operator code"),

@@ -56,6 +56,11 @@ def resolve_base(repo: Path, hardwares: str, device: str, prefix: str) -> tuple[
     """(full base id, patch path) for a unique prefix among the device's stored bases."""
     bases = stored_bases(repo, hardwares, device)
     if not bases:
+        from flagbot.hooks.patches.perfile import unpatch_hint
+
+        hint = unpatch_hint(repo, hardwares, device)
+        if hint is not None:
+            raise UsageError(f"device {device} has no seed-layout patch", hint=hint)
         raise UsageError(f"device {device} has no stored patches under {hardwares}/{device}/",
                          hint="check the device name, or make one with flagbot patch")
     matches: list[tuple[str, str]] = []

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from flagbot.hooks import git
 from flagbot.hooks.limits import MAX_PATCH_BYTES
-from flagbot.hooks.patches import hetero, patchfile, roundtrip, verify
+from flagbot.hooks.patches import hetero, patchfile, perfile_drift, roundtrip, verify
 from flagbot.hooks.patches.patchfile import Mail
 from flagbot.hooks.patches.scratch import GitDir, Scratch
 
@@ -201,8 +201,11 @@ def check_patch(gd: GitDir, repo: Path, head: str, rel: str, data: bytes) -> Pat
 def check_drift(repo: Path, head: str, hardwares: str = "hardwares") -> DriftReport:
     """Apply every stored patch of `head`'s tree onto `head`; see the module docstring."""
     report = DriftReport(head)
+    rels, perfile_counts = perfile_drift.split_perfile(repo, head, hardwares,
+                                                      stored_patches(repo, head, hardwares))
+    report.skipped += perfile_drift.skipped_lines(perfile_counts)
     with Scratch(repo) as gd:
-        for rel in stored_patches(repo, head, hardwares):
+        for rel in rels:
             problem = verify.layout_problem(rel.removesuffix(".encrypted"), hardwares)
             if problem:
                 report.skipped.append(f"{rel}: {problem}")

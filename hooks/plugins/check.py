@@ -101,6 +101,11 @@ def select(paths: Sequence[Path], base: Path) -> tuple[Selection, list[Finding]]
     return selection, unselected
 
 
+# What a registry check reads of a tree (pathspecs from the repository root): Python and YAML
+# files only, so `--since REF` and the bot's merge-base run write no more than these.
+SOURCES = (":(top,glob)**/*.py", ":(top,glob)**/*.yaml", ":(top,glob)**/*.yml")
+
+
 def check_plugins(paths: Sequence[Path | str], *, base: Path | None = None) -> list[Finding]:
     """Findings of the registries `paths` select (relative to `base`, default the current
     folder, as are the findings' paths)."""

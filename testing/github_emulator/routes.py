@@ -46,6 +46,7 @@ TABLE: list[tuple[str, str, str, Handler]] = [
     ("PATCH", R + "/git/refs/{ref+}", INST, repo.update_ref),
     ("DELETE", R + "/git/refs/{ref+}", INST, repo.delete_ref),
     ("GET", R + "/pulls", INST, pulls.list_pulls),
+    ("POST", R + "/pulls", INST, pulls.create_pull),
     ("GET", R + "/pulls/{number}", INST, pulls.get_pull),
     ("PATCH", R + "/pulls/{number}", INST, pulls.update_pull),
     ("GET", R + "/pulls/{number}/files", INST, pulls.list_files),

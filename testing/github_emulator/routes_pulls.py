@@ -42,6 +42,22 @@ def list_pulls(req: Request) -> Reply:
     return req.paginate(items)
 
 
+def create_pull(req: Request) -> Reply:
+    """POST /repos/{o}/{r}/pulls {title, head, base, body}: a PR from a branch of this repository
+    (422 when a branch is missing or an open PR from that head to that base exists)."""
+    body = req.body_dict()
+    head, base = str(body.get("head") or ""), str(body.get("base") or "")
+    if any(it.is_pull and it.state == "open" and it.head_ref == head and it.base_ref == base
+           for it in req.rs.issues.values()):
+        raise invalid(f"A pull request already exists for {head}.", "PullRequest", "head")
+    for name, ref in (("head", head), ("base", base)):
+        if gitstore.rev_parse(req.rs.repo.bare_path, f"refs/heads/{ref}") is None:
+            raise invalid(f"{name} branch {ref!r} does not exist", "PullRequest", name)
+    pull = req.emu.open_pull(req.rs.repo, head=head, base=base, user=req.emu.bot_login,
+                             title=str(body.get("title") or ""), body=str(body.get("body") or ""))
+    return Reply(201, pull)
+
+
 def get_pull(req: Request) -> Reply:
     """GET /repos/{o}/{r}/pulls/{n}."""
     return Reply(200, pull_json(req, req.rs, get_pull_issue(req)))

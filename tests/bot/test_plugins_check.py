@@ -41,8 +41,9 @@ def test_replayed_pr_editing_a_dispatch_config_gets_the_plugins_check_run(
     failures = [(a["path"], a["start_line"], a["title"]) for a in run["output"]["annotations"]
                 if a["annotation_level"] == "failure"]
     assert failures == [(METAX, 5, "plugin-no-implementation")]  # not the inherited strict
-    assert "(1 error(s)), not counted" in run["output"]["summary"]
-    assert "plugin-strict" in run["output"]["text"]  # listed apart, as inherited
+    summary = run["output"]["summary"]
+    assert "**1 new, 5 existing**" in summary
+    assert "plugin-strict" in summary.split("<details>")[1]  # listed apart, as inherited
 
 
 def test_clean_config_edit_passes_and_unrelated_prs_get_no_plugins_run(emu, settings) -> None:

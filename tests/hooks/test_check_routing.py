@@ -131,13 +131,45 @@ def test_named_tensor_op_is_a_warning_naming_its_releases(tmp_path: Path) -> Non
     assert finding.rule == "routing-aten-release" and "only in torch 2.10, 2.11, 2.12" in finding.message
 
 
+PLUGIN_FILES = ["torch_fl/configs/backends_cuda.conf", "torch_fl/configs/backends_tsingmicro.conf",
+                "torch_fl/configs/backends_ascend_flagos_py.conf"]
+NO_KERNEL = {("tsingmicro.conf", 2, "routing-no-kernel"), ("tsingmicro.conf", 3, "routing-no-kernel"),
+             ("py.conf", 4, "routing-no-kernel")}
+
+
 def test_plugin_extract_has_no_errors_and_the_upstream_warnings() -> None:
-    files = ["torch_fl/configs/backends_cuda.conf", "torch_fl/configs/backends_tsingmicro.conf",
-             "torch_fl/configs/backends_ascend_flagos_py.conf"]
-    found = {(f.path.rsplit("_", 1)[-1], f.line, f.rule) for f in cr.check_routing(PLUGIN, files)}
-    assert found == {("cuda.conf", 9, "routing-aten-release"), ("cuda.conf", 10, "routing-aten-release"),
-                     ("tsingmicro.conf", 2, "routing-no-kernel"), ("tsingmicro.conf", 3, "routing-no-kernel"),
-                     ("py.conf", 4, "routing-no-kernel")}
+    # PyTorch-Plugin-FL 1adbc97 pins torch>=2.10,<2.11 (pyproject.toml): the named-tensor ops
+    # of torch 2.10-2.12 exist in every release it builds against, so no release warning.
+    found = {(f.path.rsplit("_", 1)[-1], f.line, f.rule) for f in cr.check_routing(PLUGIN, PLUGIN_FILES)}
+    assert found == NO_KERNEL
+
+
+def test_without_a_torch_pin_every_shipped_release_is_judged(tmp_path: Path) -> None:
+    shutil.copytree(PLUGIN, tmp_path / "p")
+    (tmp_path / "p/pyproject.toml").unlink()
+    found = {(f.path.rsplit("_", 1)[-1], f.line, f.rule) for f in cr.check_routing(tmp_path / "p", PLUGIN_FILES)}
+    assert found == NO_KERNEL | {("cuda.conf", 9, "routing-aten-release"),
+                                 ("cuda.conf", 10, "routing-aten-release")}
+
+
+@pytest.mark.parametrize("where,text", [
+    ("pyproject.toml", '[build-system]\nrequires = ["torch>=2.10,<2.11"]\n'),
+    ("setup.py", 'TORCH_PIN = "torch>=2.10,<2.11"\n'),
+    ("requirements.txt", "numpy\ntorch==2.10.*  # the bindings' release\n"),
+])
+def test_an_op_newer_than_the_pinned_torch_is_named_with_the_pin(tmp_path: Path, where: str, text: str) -> None:
+    (tmp_path / where).write_text(text)
+    (tmp_path / "backends.conf").write_text("_foreach_clone = cuda\nempty.names = cuda\n")
+    [finding] = cr.check_routing(tmp_path, ["backends.conf"])
+    assert finding.rule == "routing-aten-release" and finding.line == 1
+    assert f"not in 2.10, which the repository supports ({where}: torch" in finding.message
+
+
+def test_torchvision_or_a_plugin_named_torch_something_is_no_torch_pin(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("torchvision==0.25\ntorch_fl>=1\n")
+    (tmp_path / "backends.conf").write_text("empty.names = cuda\n")
+    [finding] = cr.check_routing(tmp_path, ["backends.conf"])
+    assert "only in torch 2.10, 2.11, 2.12; with another" in finding.message
 
 
 def test_kernels_are_not_read_with_no_kernels(tmp_path: Path) -> None:

@@ -168,3 +168,12 @@ def test_parallel_jobs_with_context_give_the_same_findings(tmp_path: Path) -> No
     serial = cvb.check_backends(tmp_path, None, root=root, jobs=1)
     assert serial == cvb.check_backends(tmp_path, None, root=root, jobs=2)
     assert {f.rule for f in serial} >= {"tune-key-unreferenced", "vendor-not-registered", "tune-schema"}
+
+
+def test_expand_file_param_map_must_name_a_sibling_list(tmp_path: Path) -> None:
+    build_clean(tmp_path)
+    (tmp_path / "backends/_acme/gen2/mm_gen2_expand.yaml").write_text(
+        "mm:\n  - config:\n    param_map:\n      META:\n        BLOCK_M: block_m\n"
+        "      num_warps: warps\n    warps: [4, 8]\n  - strategy:\n      M: default\n")
+    [found] = cvb.check_backends(tmp_path, ["backends/_acme"])
+    assert (found.rule, found.line) == ("config-schema", 5) and "'block_m'" in found.message

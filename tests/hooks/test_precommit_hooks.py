@@ -223,3 +223,18 @@ def test_patch_hooks_examine_the_real_flagscale_tree(
     hetero = run_hook(precommit_env, hook_repo, target, "check-hetero", "--all-files")
     assert hetero.returncode == 1, hetero.stdout + hetero.stderr
     assert "tools/patch/hetero.txt:1: error: [hetero-missing-patch] metax_C500" in hetero.stdout
+
+
+def test_patch_hook_under_flagscales_own_exclude_fails_instead_of_passing(
+        hook_repo: tuple[Path, str], precommit_env: dict[str, str], tmp_path: Path) -> None:
+    # FlagScale's top-level `exclude:` (3fde442) hides hardware/*.patch from every hook; the
+    # encrypted patch still reaches ours, which must not report Passed having checked nothing.
+    target = real_target(tmp_path, "flagscale-g1")
+    path, sha = hook_repo
+    (target / ".pre-commit-config.yaml").write_text(
+        "exclude: |\n    (?x)^(\n        hardware/.*\\.patch|\n        .*\\.md\n    )$\n"
+        f"repos:\n- repo: {path}\n  rev: {sha}\n  hooks:\n  - id: check-patches\n")
+    commit_all(target, "FlagScale's exclude")
+    proc = pre_commit(precommit_env, target, "run", "check-patches", "--all-files")
+    assert proc.returncode == 1 and "Passed" not in proc.stdout, proc.stdout + proc.stderr
+    assert "[nothing-checked] all 2 stored patch(es) under hardware/ are excluded" in proc.stdout
