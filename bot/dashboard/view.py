@@ -19,6 +19,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from flagbot.bot.dashboard.charts import Point, Series, line_chart
 from flagbot.bot.dashboard.store import DashStore, KernelResult, RunFilter
+from flagbot.bot.devices.ids import Request
 from flagbot.bot.store import Delivery, Ledger, Queue
 from flagbot.bot.store.feed import LabelLog
 
@@ -97,6 +98,10 @@ def pr_number(delivery: Delivery) -> int | None:
         obj = data.get(key)
         if isinstance(obj, dict) and isinstance(obj.get("number"), int):
             return int(obj["number"])
+    run = data.get("workflow_run")
+    if isinstance(run, dict):  # a device-check run names its request (and PR) in its title
+        request = Request.from_title(str(run.get("display_title") or ""))
+        return request.pr if request else None
     number = data.get("number")
     return number if isinstance(number, int) else None
 

@@ -247,3 +247,32 @@ def test_charts_are_capped_per_page_and_the_page_says_how_to_see_the_rest(tmp_pa
     assert page.count('<svg class="chart"') == 2 * MAX_CHARTS  # speed and accuracy each
     assert "2 more device/op pair(s)" in page and "op13" not in page
     assert client.get("/dashboard?device=b_y200").text.count("<svg") == 0
+
+
+def test_in_redis_mode_the_page_lists_and_pages_the_ledger(tmp_path, request) -> None:
+    url = request.getfixturevalue("redis_url")
+    settings, client = app_for(tmp_path, dashboard_public=True, redis_url=url)
+    ledger = open_ledger(settings)
+    for i in range(DELIVERIES_PER_PAGE + 2):
+        body = json.dumps({"number": 100 + i, "pull_request": {"number": 100 + i}}).encode()
+        ledger.record(delivery_id=f"r-{i:03d}", event="pull_request", action="opened",
+                      repo="flagos/FlagGems", payload=body, wanted=True)
+        time.sleep(0.001)
+    [newest] = ledger.recent(limit=1)
+    assert newest.id == f"r-{DELIVERIES_PER_PAGE + 1:03d}" and newest.payload == b""
+    assert ledger.oldest_waiting() is not None
+    first, second = client.get("/dashboard").text, client.get("/dashboard?page=1").text
+    assert f"#{100 + DELIVERIES_PER_PAGE + 1}" in first and "#101" not in first
+    assert "#101" in second and "#100" in second
+
+
+def test_redis_keeps_only_the_newest_ids_for_listing(tmp_path, request, monkeypatch) -> None:
+    monkeypatch.setattr("flagbot.bot.store.redis.RECENT_MAX", 3)
+    settings = Settings(state_dir=tmp_path, redis_url=request.getfixturevalue("redis_url"))
+    ledger = open_ledger(settings)
+    for i in range(5):
+        ledger.record(delivery_id=f"k-{i}", event="push", action=None, repo="o/r", payload=b"{}",
+                      wanted=False)
+        time.sleep(0.001)
+    assert [d.id for d in ledger.recent(limit=10)] == ["k-4", "k-3", "k-2"]
+    assert ledger.get("k-0") is not None  # the row itself stays; only the listing forgets it

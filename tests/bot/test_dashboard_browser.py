@@ -75,6 +75,8 @@ def test_the_page_renders_in_chromium_with_the_pr_the_device_and_charts(driven, 
     assert re.search(r'<td class="device">a_x100</td>', dom)
     assert pr["head"]["sha"][:7] in dom and '<span class="state s-failure">failure</span>' in dom
     assert "<code>pull_request</code>" in dom and "<code>workflow_run</code>" in dom
+    # both deliveries name the PR: the run's from the request in its title
+    assert len(re.findall(r"<td>#1</td>", dom)) >= 3
     charts = re.findall(r'<svg class="chart".*?</svg>', dom, re.S)
     assert len(charts) >= 2 and all('class="mark"' in c for c in charts)
     assert "flagos/FlagGems#1 @ " + pr["head"]["sha"][:7] in charts[0]
