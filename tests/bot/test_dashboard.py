@@ -276,3 +276,21 @@ def test_redis_keeps_only_the_newest_ids_for_listing(tmp_path, request, monkeypa
         time.sleep(0.001)
     assert [d.id for d in ledger.recent(limit=10)] == ["k-4", "k-3", "k-2"]
     assert ledger.get("k-0") is not None  # the row itself stays; only the listing forgets it
+
+
+def test_recording_skips_dry_runs_and_never_fails_the_caller(tmp_path, caplog) -> None:
+    from types import SimpleNamespace
+
+    from flagbot.bot.dashboard import record
+
+    request_id = "3-" + "e" * 40 + "-0000abcd-a_x100"
+    settings = Settings(state_dir=tmp_path / "state")
+    record.started(SimpleNamespace(dry_run=True, settings=settings, full_name="o/r"), request_id)
+    assert not (tmp_path / "state" / "dashboard.db").exists()
+    record.started(SimpleNamespace(dry_run=False, settings=settings, full_name="o/r"), request_id)
+    assert [r.pr for r in open_store(settings).runs(RunFilter(), limit=5)] == [3]
+    (tmp_path / "blocked").write_text("a file where the state folder should be")
+    broken = SimpleNamespace(dry_run=False, settings=Settings(state_dir=tmp_path / "blocked"),
+                             full_name="o/r")
+    record.finished(broken, request_id, "success", report=b"{}")
+    assert "dashboard: could not record run" in caplog.text
