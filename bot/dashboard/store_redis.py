@@ -1,7 +1,8 @@
 """The dashboard store in Redis (with `FLAGBOT_REDIS_URL`), so any worker host records runs and
 any web server shows them. Keys, all under `flagbot:dash:`: `run:<request>` (the run as JSON),
 `runs` (requests by a growing sequence number), `runs:device:<device>` and `runs:repo:<owner/name>`
-(the same, per filter), `heads` (requests per head and device, for retries), `results` and
+(the same, per filter), `repo-names` (how each repository is spelled), `heads` (requests per
+head and device, for retries), `results` and
 `results:<device>` (newest first, trimmed to the bound)."""
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from flagbot.bot.dashboard.store import MAX_RESULTS, MAX_RUNS, DeviceRun, Kernel
 
 PREFIX = "flagbot:dash:"
 RUNS, SEQ, HEADS, RESULTS = PREFIX + "runs", PREFIX + "seq", PREFIX + "heads", PREFIX + "results"
+NAMES = PREFIX + "repo-names"  # lower-cased repository -> as GitHub spells it
 
 
 def run_key(request: str) -> str:
@@ -54,6 +56,7 @@ class RedisDashStore:
         pipe.set(run_key(run.request), json.dumps(asdict(replace(run, retries=retries))))
         for key in (RUNS, device_key(run.device), repo_key(run.repo)):
             pipe.zadd(key, {run.request: seq})
+        pipe.hset(NAMES, run.repo.lower(), run.repo)
         pipe.execute()
         self._trim()
 
@@ -131,8 +134,13 @@ class RedisDashStore:
         repos: set[str] = set()
         for raw in self.client.scan_iter(match=f"{RUNS}:*:*", count=500):
             kind, _, name = raw.decode()[len(RUNS) + 1:].partition(":")
-            if self.client.zcard(raw):
-                (devices if kind == "device" else repos).add(name)
+            if not self.client.zcard(raw):
+                continue
+            if kind == "device":
+                devices.add(name)
+            else:
+                spelled: bytes | None = self.client.hget(NAMES, name)  # type: ignore[assignment]
+                repos.add(spelled.decode() if spelled else name)
         return sorted(devices), sorted(repos)
 
     def results(self, *, device: str | None = None, limit: int = 2_000) -> list[KernelResult]:

@@ -131,8 +131,8 @@ def test_runs_are_kept_filtered_and_bounded(store, monkeypatch) -> None:
     assert [r.pr for r in store.runs(RunFilter(device="a_x100"), limit=10)] == [7, 5, 3]
     assert [r.pr for r in store.runs(RunFilter(repo="FLAGOS/flaggems"), limit=10)] == [5, 4, 3]
     assert [r.pr for r in store.runs(RunFilter(), limit=2, offset=2)] == [5, 4]
-    devices, _ = store.run_facets()
-    assert devices == ["a_x100", "b_y200"]
+    devices, repos = store.run_facets()
+    assert devices == ["a_x100", "b_y200"] and repos == ["flagos/FlagGems", "other/repo"]
 
 
 def test_a_run_moves_and_a_second_request_for_the_head_counts_as_a_retry(store) -> None:
