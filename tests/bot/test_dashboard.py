@@ -294,3 +294,19 @@ def test_recording_skips_dry_runs_and_never_fails_the_caller(tmp_path, caplog) -
                              full_name="o/r")
     record.finished(broken, request_id, "success", report=b"{}")
     assert "dashboard: could not record run" in caplog.text
+
+
+def test_a_run_without_a_report_in_time_is_recorded_timed_out(emu, settings) -> None:
+    from testing.github_emulator.state import iso
+    from tests.bot.devices_support import deliver_pr, device_repo, open_device_pr
+    from tests.bot.handlers_support import bot_for
+
+    repo = device_repo(emu)
+    open_device_pr(emu, repo)
+    [follow] = deliver_pr(emu, settings, repo)["follow_ups"]
+    for cr in emu.state.repo(repo.full_name).check_runs.values():
+        cr.started_at = iso(time.time() - 31 * 60)
+    bot_for(settings).run(follow["id"], follow["event"], follow["payload"])
+    [run_] = open_store(settings).runs(RunFilter(), limit=5)
+    assert (run_.status, run_.conclusion) == ("completed", "timed_out")
+    assert open_store(settings).results() == []
