@@ -3,7 +3,7 @@
 Run:  .venv/bin/python benchmarks/bench_bot.py            (about 40 s; --help for the knobs)
 
 The server runs as in production SQLite mode: `flagbot serve`'s own code (this file's `--serve`
-runs it with an app that wants every event and no-op handlers), gunicorn plus the in-process
+runs it with the real app and no-op handlers), gunicorn plus the in-process
 consumer, which drains the queue during the load; the state dir is on the
 temporary folder's disk, as a real one would be. Phase 1 sends deliveries at a fixed rate (default 500/s for 10 s) and reports the ack latency
 percentiles, measured from each request's planned send time (so a stall cannot hide queued-up
@@ -62,11 +62,6 @@ def pr_payload(number: int) -> dict[str, Any]:
             "sender": user, "installation": {"id": 7}}
 
 
-def wants(event: str, payload: dict[str, Any]) -> bool:
-    """The served app's filter: every event (ingest measured without the bot's handlers)."""
-    return True
-
-
 class NoOpHandlers:
     """What serve's in-process worker runs: nothing, so the consumer's own cost is measured."""
 
@@ -78,16 +73,17 @@ class NoOpHandlers:
 
 
 def make_app() -> Any:
-    """What serve's gunicorn child serves: the real app, wanting every event."""
-    from flagbot.bot.app import create_app
+    """What serve's gunicorn child serves: the real app (the deliveries are `synchronize`
+    pull requests, which its interest filter wants)."""
+    from flagbot.bot.entry.web import create_app
     from flagbot.bot.settings import Settings
 
-    return create_app(Settings.from_env(), wants=wants)
+    return create_app(Settings.from_env())
 
 
 def serve(argv: list[str]) -> int:
     """`bench_bot.py --serve ARGS`: `flagbot serve ARGS` with the handlers above."""
-    from flagbot.bot import cli
+    from flagbot.bot.entry import cli
 
     return cli.serve(cli.serve_parser().parse_args(argv), handlers=NoOpHandlers,
                      app="bench_bot:make_app()")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flagbot.bot.reconcile import GitHubDeliveryLog, Reconciler  # noqa: E402
+from flagbot.bot.chores.reconcile import GitHubDeliveryLog, Reconciler  # noqa: E402
 from flagbot.bot.store.chores import open_chores  # noqa: E402
 from flagbot.bot.store.factory import open_ledger  # noqa: E402
 from flagbot.hooks.patch_cmd import main as patch_main  # noqa: E402

@@ -26,12 +26,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flagbot.bot.app import create_app  # noqa: E402
 from flagbot.bot.dashboard.store import DeviceRun, KernelResult  # noqa: E402
 from flagbot.bot.dashboard.store_sqlite import SqliteDashStore  # noqa: E402
+from flagbot.bot.entry.web import create_app  # noqa: E402
+from flagbot.bot.feed.log import LabeledPR  # noqa: E402
+from flagbot.bot.feed.log_sqlite import SqliteLabelLog  # noqa: E402
 from flagbot.bot.settings import Settings  # noqa: E402
-from flagbot.bot.store.feed import LabeledPR  # noqa: E402
-from flagbot.bot.store.feed_sqlite import SqliteLabelLog  # noqa: E402
 from flagbot.bot.store.sqlite import SqliteLedger  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,7 +103,7 @@ def main() -> int:
     fill(state, args.deliveries, args.runs)
     print(f"filled {state} in {time.perf_counter() - began:.1f} s "
           f"({args.deliveries} deliveries, {args.runs} runs); load {os.getloadavg()[0]:.2f}")
-    settings = Settings(state_dir=state, dashboard_token=TOKEN, run_worker_in_process=False,
+    settings = Settings(state_dir=state, dashboard_token=TOKEN,
                         startup_warned=True)
     client = create_app(settings).test_client()
     for label, path in (("first page", "/dashboard"),

@@ -13,8 +13,14 @@ Run:  .venv/bin/python benchmarks/bench_hardening.py        (about a minute)
 3. An innocent pull request of the same repository, delivered right after the hostile one:
    the time from its delivery to its row being done.
 
-Exit 1 when a target is missed: a delivery answered within 1 s under slow-loris, serving
-processes under 300 MB each, the innocent PR done within 5 s.
+4. Hostile surfaces of the second round, each followed by an innocent delivery whose wait is
+   measured, with the serving processes' peak RSS: `/unpatch` of a base whose stored patch is
+   90 MiB (five such bases stored); a device-labelled PR whose change holds six 90 MiB files
+   (regeneration); 150 slash-command comments from outsiders; and 32 clients reading the Atom
+   feed of a 200,000-row label log while signed deliveries come in.
+
+Exit 1 when a target is missed: a delivery answered within 1 s under slow-loris and under the
+feed readers, serving processes under 300 MB each, the innocent PR done within 5 s.
 """
 
 from __future__ import annotations
@@ -244,8 +250,152 @@ def main() -> int:
             except subprocess.TimeoutExpired:
                 proc.kill()
     ok = worst < 1.0 and sampler.peak["serve"] < 300 and sampler.peak["gunicorn"] < 300 and waited < 5
+    ok = second_round() and ok
     print("targets met" if ok else "TARGET MISSED")
     return 0 if ok else 1
+
+
+HUGE = b"a 90 MiB stored file of plain text\n" * (90 * 1024 * 1024 // 35)
+
+
+def wait_done(led: Any, delivery: str, limit_s: float = 300.0) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < limit_s:
+        row = led.get(delivery)
+        if row is not None and row.status in ("done", "failed"):
+            return time.monotonic() - started
+        time.sleep(0.05)
+    return float("inf")
+
+
+def innocent_wait(url: str, emu: Emulator, repo: Any, number: int, led: Any, tag: str) -> float:
+    """Deliver the innocent PR again (synchronize) and return how long until it is done."""
+    delivery = f"innocent-{tag}"
+    post(url, "pull_request", emu.payload(event="pull_request", action="synchronize", repo=repo,
+                                          number=number), delivery)
+    return wait_done(led, delivery)
+
+
+def second_round() -> bool:
+    """Cases 3, 4, 7 and 8 of the second hardening round against a fresh `flagbot serve`."""
+    from flagbot.bot.feed.log_sqlite import SqliteLabelLog
+
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="bench-harden2-") as tmp, Emulator(Path(tmp) / "gh") as emu:
+        repo = emu.create_repo("flagos/FlagScale", files={**base_files(), **clean_backend()})
+        emu.push_commit(repo, branch="huge-patches", message="huge stored patches", files={
+            f"hardwares/A_X100/{b:08x}/{b:08x}.patch": HUGE for b in range(0x10, 0x15)})
+        unpatch_pr = emu.open_pull(repo, head="huge-patches", base=repo.default_branch, user="mallory")
+        emu.push_commit(repo, branch="huge-change", message="[A_X100] huge",
+                        files={f"src/big{i}.txt": HUGE for i in range(6)})
+        regen_pr = emu.open_pull(repo, head="huge-change", base=repo.default_branch, user="alice")
+        emu.label_issue(repo, regen_pr["number"], "device: A_X100")
+        emu.push_commit(repo, branch="innocent", message="innocent",
+                        files={"backends/_beta/ops/extra.py": "def extra():\n    return 1\n"})
+        innocent = emu.open_pull(repo, head="innocent", base=repo.default_branch, user="alice")
+        with served(emu, Path(tmp)) as (url, proc, state):
+            led = SqliteLedger(state / "ledger.db")
+            post(url, "pull_request", emu.payload(event="pull_request", action="opened", repo=repo,
+                                                  number=innocent["number"]), "innocent-0")
+            wait_done(led, "innocent-0")
+            cases = {
+                "3 /unpatch of a 90 MiB stored patch": [("issue_comment", emu.payload(
+                    event="issue_comment", action="created", repo=repo, number=unpatch_pr["number"],
+                    sender="mallory", body="/unpatch A_X100 00000010"))],
+                "4 regeneration of six 90 MiB files": [("pull_request", emu.payload(
+                    event="pull_request", action="opened", repo=repo, number=regen_pr["number"]))],
+                "7 150 comments from outsiders": [("issue_comment", emu.payload(
+                    event="issue_comment", action="created", repo=repo, number=unpatch_pr["number"],
+                    sender=f"outsider{i % 30}", body="/help")) for i in range(150)],
+            }
+            for name, deliveries in cases.items():
+                sampler = Sampler(proc.pid)
+                sampler.start()
+                started = time.monotonic()
+                for i, (event, payload) in enumerate(deliveries):
+                    post(url, event, payload, f"{name[:1]}-{i}")
+                waited = innocent_wait(url, emu, repo, innocent["number"], led, name[:1])
+                last = wait_done(led, f"{name[:1]}-{len(deliveries) - 1}")
+                sampler.stop.set()
+                sampler.join()
+                peak = max(sampler.peak["serve"], sampler.peak["gunicorn"])
+                print(f"case {name}: innocent PR done {waited:.2f} s after its delivery; "
+                      f"hostile work done {time.monotonic() - started:.1f} s after it began "
+                      f"(last row {last:.1f} s); peak RSS serve {sampler.peak['serve']:.0f} MB, "
+                      f"gunicorn {sampler.peak['gunicorn']:.0f} MB, check child "
+                      f"{sampler.peak['check child']:.0f} MB")
+                ok = ok and waited < 5 and peak < 300
+            rows = 200_000
+            SqliteLabelLog(state / "feed.db")
+            import sqlite3
+
+            conn = sqlite3.connect(state / "feed.db")
+            conn.executemany(
+                "insert or replace into labeled (repo, number, label, title, url, paths, state, "
+                "labeled_at, merged_at, closed_at, merge_commit, unlabeled_at) "
+                "values (?,?,?,?,?,?,?,?,?,?,?,null)",
+                ((f"org{i % 50}/repo", i, "module: privateuse1", f"PR {i}", f"https://x/{i}",
+                  '["a.py"]', "merged", float(i), i + 1.0, i + 1.0, "ab" * 20) for i in range(rows)))
+            conn.commit()
+            conn.close()
+            stop = threading.Event()
+
+            def reader(i: int) -> None:
+                with requests.Session() as session:
+                    while not stop.is_set():
+                        try:
+                            session.get(f"{url}/feeds/module: PrivateUse1.atom", timeout=30,
+                                        params={"limit": 500, "repo": f"org{i % 50}/repo"})
+                        except requests.RequestException:
+                            pass
+
+            threads = [threading.Thread(target=reader, args=(i,), daemon=True) for i in range(32)]
+            for t in threads:
+                t.start()
+            time.sleep(1.0)
+            acks = latencies(url, 20)
+            stop.set()
+            for t in threads:
+                t.join(30)
+            print(f"case 8 feed of {rows} rows, 32 readers: acks {summary(acks)}")
+            ok = ok and max(acks) < 1.0
+    return ok
+
+
+class served:
+    """`flagbot serve` with the in-process worker against the emulator, as in main()."""
+
+    def __init__(self, emu: Emulator, tmp: Path) -> None:
+        self.emu, self.tmp = emu, tmp
+
+    def __enter__(self) -> tuple[str, subprocess.Popen[bytes], Path]:
+        port = free_port()
+        self.state = self.tmp / "state"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FLAGBOT_"))}
+        env.update(FLAGBOT_STATE_DIR=str(self.state), GITHUB_WEBHOOK_SECRET=SECRET,
+                   GITHUB_APP_ID=self.emu.app_id, GITHUB_PRIVATE_KEY=self.emu.private_key_pem,
+                   GITHUB_API_URL=self.emu.url)
+        self.log = (self.tmp / "serve.log").open("w")
+        self.proc = subprocess.Popen([sys.executable, "-m", "flagbot.hooks.cli", "serve",
+                                      "--bind", f"127.0.0.1:{port}"], env=env, cwd=self.tmp,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            try:
+                if requests.get(url + "/healthz", timeout=1).status_code == 200:
+                    return url, self.proc, self.state
+            except requests.RequestException:
+                time.sleep(0.2)
+        raise RuntimeError((self.tmp / "serve.log").read_text())
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
 
 
 if __name__ == "__main__":

@@ -1,31 +1,29 @@
 """flagbot's server side: the GitHub App (webhooks in, labels / check runs / comments out).
 
-Read top-down, the modules tell the story of one delivery:
+The modules at this level tell the story of one delivery, in order:
 
-    GitHub --POST /webhook--> app.py        verify (signature.py), record, enqueue, answer 202
+    GitHub --POST /webhook--> ingest.py     check the size, verify the signature (signature.py),
+                                            decide whether any handler wants it (interest.py,
+                                            data), record it and enqueue its id, answer 202
                               store/        the ledger (one row per delivery) and the queue:
                                             SQLite files by default, Redis to scale out
                               worker.py     claim the row, hold the repository's lock (locks.py),
-                                            run the handlers, mark the row done or retry it
-                              handlers/     the pull_request flow: patch regeneration, labels,
-                                            check runs, summary comment; issue_comment: slash
-                                            commands (commands/, one module each); each with a
-                                            Context (context.py, the repo's .github/flagbot.yml
-                                            from repo_config.py)
-                              github/       the App (tokens, JWT, write pacing) and the client
-                                            the handlers talk to GitHub through
-                              devices/      kernel checks of `ci:`-labelled PRs and `/check`: the
-                                            device-check workflow dispatched (or run locally),
-                                            its report artifact turned into a check run
-                              regenerate.py the patches of `device:`-labelled PRs, made and pushed
-                              workspace.py  git clones and worktrees of PR heads for the checkers,
-                                            and the bot's pushes
+                                            dispatch it, mark the row done or retry it
+                              dispatch.py   build the delivery's Context (context.py, the repo's
+                                            .github/flagbot.yml from repo_config.py) and run the
+                                            event's handler
+                              handlers/     one module per event, each declaring its Handler
+                                            (registry.py lists them); issue_comment runs the
+                                            slash commands (commands/, one module each);
+                                            devices/ holds the kernel checks' logic
+                              github/       every write to GitHub (check runs, comments,
+                                            labels) and the App (tokens, JWT, write pacing)
 
-Around the flow: settings.py (the only reader of the environment), metrics.py (/metrics),
-cli.py (`flagbot serve`, `flagbot worker`, `flagbot replay`), wsgi.py (gunicorn's entry),
-replay.py and dryrun.py (`flagbot replay`), setup.py and app.yml (`flagbot setup`: the App's
-registration), feed.py and labeled.py (the downstream feed and `flagbot labeled`, reading the
-label log that handlers/downstream.py writes into store/feed*.py), and serving/, the measured
-tricks that let `flagbot serve` acknowledge 500 deliveries/s on two cores, kept out of the
-flow's way.
+settings.py is the only reader of the environment. The rooms around the story: entry/ (how
+the bot starts: `flagbot serve | worker | replay`, gunicorn's wsgi app and web.py, and serving/,
+the measured tricks that let `flagbot serve` acknowledge 500 deliveries/s on two cores),
+admin/ (tools run by hand: `flagbot setup` with the App manifest, `flagbot replay` and its dry
+run, `flagbot labeled`), work/ (the git workspace, the checker sandbox, patch regeneration),
+feed/ (the downstream label log and its Atom feed), monitoring/ (logs, /metrics, /healthz) and
+chores/ (the worker's reconciliation with GitHub's delivery log and the drift watch).
 """

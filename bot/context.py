@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from flagbot.bot.feed.log import LabelLog
 from flagbot.bot.github import ChangedFile, GitHubClient
 from flagbot.bot.settings import Settings
-from flagbot.bot.store.feed import LabelLog
 from flagbot.hooks.config import ConfigError, RepoConfig
 
 

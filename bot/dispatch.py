@@ -4,19 +4,23 @@ event's handler (`handlers/registry.py` lists them)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from github import GithubException
 
 from flagbot.bot import repo_config
 from flagbot.bot.context import Context, field_of
-from flagbot.bot.github.app import GitHubApp
+from flagbot.bot.feed.log import LabelLog
+from flagbot.bot.github.identity import GitHubApp
 from flagbot.bot.handlers.base import Handler
 from flagbot.bot.handlers.registry import HANDLERS, INTERNAL
 from flagbot.bot.locks import RepoLocks
 from flagbot.bot.settings import Settings
-from flagbot.bot.store.feed import LabelLog
-from flagbot.bot.workspace import GitWorkspace
+from flagbot.bot.store.rates import Rates
+from flagbot.bot.work.workspace import GitWorkspace
+
+log = logging.getLogger(__name__)
 
 
 def handler_for(event: str) -> Handler | None:
@@ -46,11 +50,12 @@ def run_context(ctx: Context) -> dict[str, Any]:
 class BotHandlers:
     """The bot's handlers acting on GitHub as the App (`github`); the worker runs `run`."""
 
-    def __init__(self, settings: Settings, github: GitHubApp | None = None) -> None:
+    def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.github = github or GitHubApp(settings)
+        self.github = GitHubApp(settings)
         self.locks = RepoLocks(settings)
         self._label_log: LabelLog | None = None
+        self._rates: Rates | None = None
 
     @property
     def label_log(self) -> LabelLog:
@@ -60,6 +65,15 @@ class BotHandlers:
 
             self._label_log = open_label_log(self.settings)
         return self._label_log
+
+    @property
+    def rates(self) -> Rates:
+        """The slash commands' rate-limit counters, opened on first use."""
+        if self._rates is None:
+            from flagbot.bot.store.factory import open_rates
+
+            self._rates = open_rates(self.settings)
+        return self._rates
 
     def wants(self, event: str, payload: dict[str, Any]) -> bool:
         """True when some handler reacts to this delivery (the module function `wants`)."""
@@ -74,6 +88,10 @@ class BotHandlers:
         handler = handler_for(event)
         if handler is None or not isinstance(payload, dict) or not handler.wants(payload):
             return {"delivery": delivery_id, "event": event, "skipped": "no handler wants it"}
+        refused = handler.admit(self.settings, self.rates, payload) if handler.admit else ""
+        if refused:  # before any GitHub call: a flood costs the queue a local check each
+            log.info("delivery %s (%s) not run: %s", delivery_id, event, refused)
+            return {"delivery": delivery_id, "event": event, "rate_limited": refused}
         installation = int(field_of(payload, "installation", "id"))
         try:
             return self._run(delivery_id, event, payload, installation)

@@ -32,15 +32,13 @@ class Settings:
     state_dir: Path = Path(".flagbot")
     redis_url: str | None = None
     port: int = 8000
-    # the worker inside `flagbot serve` (SQLite mode); tests turn it off to drive it themselves
-    run_worker_in_process: bool = True
     worker_threads: int = 2
     # writes to GitHub per installation: `write_burst` at once, then one per `write_spacing_s`
     # (GitHub's guidance: about a second between content-creating requests; bot/github/pacing.py)
     write_spacing_s: float = 1.0
     write_burst: int = 10
     max_body_bytes: int = 25 * 1024 * 1024
-    # Slow clients (bot/serving/reception.py): a request's headers must arrive within
+    # Slow clients (bot/entry/serving/reception.py): a request's headers must arrive within
     # `request_header_timeout_s` and all of it within `request_timeout_s` of its first byte
     # (of the connection, for a new one); at most `max_pending_connections` requests per
     # gunicorn worker may be arriving at once, holding `max_pending_bytes` between them (the
@@ -50,18 +48,21 @@ class Settings:
     max_pending_connections: int = 256
     max_pending_bytes: int = 64 * 1024 * 1024
     # The checks of a pull request's files run in a child process with these limits
-    # (bot/sandbox.py): address space in MiB, and wall-clock seconds
+    # (bot/work/sandbox.py): address space in MiB, and wall-clock seconds
     check_memory_mb: int = 1024
     check_timeout_s: float = 120.0
     # annotations written per check run (the rest are counted in its summary), and
     # `vendor: <DEV>` labels one pull request may get
     max_annotations: int = 100
     max_vendor_labels: int = 10
+    # /healthz calls a queue stuck when deliveries wait and no worker has taken one, nor seen
+    # it empty, for this long (bot/monitoring/health.py)
+    stuck_after_s: float = 600.0
     # SQLite WAL checkpoints in a `Checkpointer` thread instead of inside commits
     # (FLAGBOT_SQLITE_CHECKPOINTS=background; serve and worker turn it on, store/sqlite_file.py)
     background_checkpoints: bool = False
     # prometheus_client's multi-process folder (PROMETHEUS_MULTIPROC_DIR): /metrics sums the
-    # counters of every serve process found there (bot/metrics.py)
+    # counters of every serve process found there (bot/monitoring/metrics.py)
     metrics_dir: Path | None = None
     # `text`, or `json` for one object per line (FLAGBOT_LOG_FORMAT; --log-format sets it for
     # serve's gunicorn child too)
@@ -69,7 +70,15 @@ class Settings:
     # the "not configured" start-up warnings were already printed by `flagbot serve`, so its
     # gunicorn workers stay quiet (one set of lines per start, not one per process)
     startup_warned: bool = False
-    # Delivery-log reconciliation (bot/reconcile.py): a round at the worker's start and every
+    # `runner: local` without bubblewrap: runs pull-request code beside the bot's secrets
+    # (FLAGBOT_UNSAFE_LOCAL_RUNNER=1; for machines that only ever see trusted code)
+    unsafe_local_runner: bool = False
+    # slash-command comments answered per 10 minutes: per commenter and per pull request,
+    # and from people without write access per repository (bot/handlers/issue_comment.py)
+    commands_per_user: int = 5
+    commands_per_pull: int = 10
+    outsider_commands_per_repo: int = 20
+    # Delivery-log reconciliation (bot/chores/reconcile.py): a round at the worker's start and every
     # `reconcile_minutes` (0: never), asking GitHub for at most `reconcile_max` redeliveries each
     reconcile_minutes: float = 10.0
     reconcile_max: int = 50
@@ -104,10 +113,15 @@ class Settings:
             check_timeout_s=float(env.get("FLAGBOT_CHECK_TIMEOUT_S") or 120.0),
             max_annotations=int(env.get("FLAGBOT_MAX_ANNOTATIONS") or 100),
             max_vendor_labels=int(env.get("FLAGBOT_MAX_VENDOR_LABELS") or 10),
+            stuck_after_s=float(env.get("FLAGBOT_STUCK_AFTER_S") or 600.0),
             background_checkpoints=env.get(CHECKPOINTS_ENV) == "background",
             metrics_dir=Path(env[METRICS_ENV]) if env.get(METRICS_ENV) else None,
             log_format=env.get(LOG_FORMAT_ENV) or "text",
             startup_warned=env.get(STARTUP_WARNED_ENV) == "1",
+            unsafe_local_runner=env.get("FLAGBOT_UNSAFE_LOCAL_RUNNER") == "1",
+            commands_per_user=int(env.get("FLAGBOT_COMMANDS_PER_USER") or 5),
+            commands_per_pull=int(env.get("FLAGBOT_COMMANDS_PER_PULL") or 10),
+            outsider_commands_per_repo=int(env.get("FLAGBOT_OUTSIDER_COMMANDS_PER_REPO") or 20),
             reconcile_minutes=float(env.get("FLAGBOT_RECONCILE_MINUTES") or 10.0),
             reconcile_max=int(env.get("FLAGBOT_RECONCILE_MAX") or 50),
             dashboard_token=env.get("FLAGBOT_DASHBOARD_TOKEN") or None,

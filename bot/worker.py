@@ -21,10 +21,11 @@ from typing import Any, Protocol
 
 from huey.consumer import Consumer
 
-from flagbot.bot import logs, metrics
-from flagbot.bot.drift import DriftSchedule, start_schedule
+from flagbot.bot.chores.drift import DriftSchedule, start_schedule
+from flagbot.bot.chores.reconcile import Reconciler, start_reconciler
+from flagbot.bot.handlers.deferred import Deferred
 from flagbot.bot.locks import RepoLocks
-from flagbot.bot.reconcile import Reconciler, start_reconciler
+from flagbot.bot.monitoring import logs, metrics
 from flagbot.bot.settings import Settings
 from flagbot.bot.store import MAX_TRIES, Delivery, Ledger
 from flagbot.bot.store.factory import open_ledger, open_queue
@@ -82,19 +83,17 @@ class QuietConsumer(Consumer):  # type: ignore[misc]
 class Worker:
     """Executes `process_delivery` tasks for one process (any number of threads)."""
 
-    def __init__(self, settings: Settings, handlers: Handlers, *, ledger: Ledger | None = None,
-                 threads: int | None = None, lease_s: float = LEASE_S,
-                 retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S,
-                 queued_grace_s: float = QUEUED_GRACE_S) -> None:
+    def __init__(self, settings: Settings, handlers: Handlers, *, threads: int | None = None,
+                 lease_s: float = LEASE_S,
+                 retry_delays_s: tuple[float, ...] = RETRY_DELAYS_S) -> None:
         self.settings = settings
         self.handlers = handlers
         self.locks = RepoLocks(settings)
-        self.ledger = ledger or open_ledger(settings)
+        self.ledger: Ledger = open_ledger(settings)
         self.queue = open_queue(settings, self.process)
         self.threads = threads or settings.worker_threads
         self.lease_s = lease_s
         self.retry_delays_s = retry_delays_s
-        self.queued_grace_s = queued_grace_s
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
         self._active: set[str] = set()
         self._active_lock = threading.Lock()
@@ -125,6 +124,11 @@ class Worker:
             result = self._run(row, payload)
             # before the row is done: a crash in between runs the idempotent handlers again
             self.schedule_follow_ups(result)
+        except Deferred as later:
+            if self.ledger.release(row.id, self.owner, f"deferred: {later}"):
+                self.queue.schedule(row.id, later.delay_s)
+                log.info("delivery %s (%s): deferred %.0fs: %s", row.id, row.event,
+                         later.delay_s, later)
         except Exception as exc:
             self._failed(row, exc)
         else:
@@ -183,7 +187,7 @@ class Worker:
             log.error("delivery %s (%s): failed: its worker stopped during the last try "
                       "(killed or crashed); it runs again when GitHub redelivers it",
                       delivery_id, event)
-        ids = self.ledger.stale(queued_grace_s=self.queued_grace_s)
+        ids = self.ledger.stale(queued_grace_s=QUEUED_GRACE_S)
         for delivery_id in ids:
             self.queue.enqueue(delivery_id)
         if ids:

@@ -130,6 +130,23 @@ DEFAULTS: dict[str, Any] = {
     },
 }
 
+DEVICE_FIELD = "{device}"  # where a label pattern (`labels.*.pattern`) puts the device's name
+
+
+def label_name(pattern: str, device: str) -> str:
+    """The label (or text) `pattern` gives `device`: `vendor: {device}` -> `vendor: A_X100`."""
+    return pattern.replace(DEVICE_FIELD, device)
+
+
+def label_device(pattern: str, name: str) -> str | None:
+    """The device the label `name` names under `pattern`, or None when it is no such label."""
+    prefix, _, suffix = pattern.partition(DEVICE_FIELD)
+    if name.startswith(prefix) and name.endswith(suffix) and len(name) > len(prefix + suffix):
+        return name[len(prefix): len(name) - len(suffix)]
+    return None
+
+
+# repository roles a configuration may require, weakest first (the bot's ROLES adds "none")
 PERMISSIONS = ("read", "triage", "write", "maintain", "admin")
 HISTORY_UPDATES = ("pull_request", "push", "off")
 LABEL_WHEN = ("open", "merged")
@@ -208,11 +225,11 @@ def validate_labels(labels: dict[str, Any]) -> list[str]:
     elif not isinstance(pu1.get("paths"), list) or not all(isinstance(p, str) and p for p in pu1["paths"]):
         problems.append("labels.privateuse1.paths: must be a list of glob strings")
     vendor = labels.get("vendor", {})
-    if not isinstance(vendor, dict) or "{device}" not in str(vendor.get("pattern", "")):
+    if not isinstance(vendor, dict) or DEVICE_FIELD not in str(vendor.get("pattern", "")):
         problems.append("labels.vendor.pattern: must be a string containing {device}")
     for kind in ("device", "ci"):
         spec = labels.get(kind, {})
-        if not isinstance(spec, dict) or "{device}" not in str(spec.get("pattern", "")):
+        if not isinstance(spec, dict) or DEVICE_FIELD not in str(spec.get("pattern", "")):
             problems.append(f"labels.{kind}.pattern: must be a string containing {{device}}")
     needs = labels.get("needs_ok_to_test", {})
     if not isinstance(needs, dict) or not isinstance(needs.get("name"), str) \

@@ -6,9 +6,9 @@ the checked files are wrong), 2 usage or environment error (docs/patches.md, doc
 
 from __future__ import annotations
 
-EXIT_OK = 0
-EXIT_CHECK_FAILED = 1
-EXIT_USAGE = 2
+from flagbot.exit_codes import EXIT_CHECK_FAILED, EXIT_OK, EXIT_USAGE
+
+__all__ = ["EXIT_CHECK_FAILED", "EXIT_OK", "EXIT_USAGE"]  # and the error types below
 
 
 class FlagbotError(Exception):

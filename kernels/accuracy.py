@@ -93,18 +93,44 @@ def check_case(spec: OpSpec, fn: Callable[..., torch.Tensor], case: Case, dtype:
     except Exception as exc:  # a raising kernel is a per-case result, never the end of the run
         result.error = f"{type(exc).__name__}: {exc}"
         return result
+    return _score(result, actual, expected, tol.rtol, tol.atol)
+
+
+def _score(result: AccuracyCase, actual: Any, expected: Any, rtol: float,
+           atol: float) -> AccuracyCase:
     pairs, problem = _outputs(actual, expected)
     if problem:
         result.error = problem
         return result
     result.ok, result.max_abs_err, result.max_rel_err = True, 0.0, 0.0
     for got, want in pairs:
-        ok, max_abs, max_rel, error = compare(got, want, tol.rtol, tol.atol)
+        ok, max_abs, max_rel, error = compare(got.to(want.device), want, rtol, atol)
         result.ok = result.ok and ok
         result.max_abs_err = max(result.max_abs_err, max_abs)
         result.max_rel_err = max(result.max_rel_err, max_rel)
         result.error = result.error or error
     return result
+
+
+def judge_case(spec: OpSpec, case: Case, dtype: torch.dtype, device: torch.device, seed: int,
+               actual: Any) -> AccuracyCase:
+    """The verdict on what a kernel returned in another process for the inputs `seed` gives
+    (a string: the error it raised there); the reference is computed here, on inputs drawn
+    here the same way, so the other process cannot make up its own verdict."""
+    tol = tolerance(spec.name, dtype, spec.reduce_size(case))
+    result = AccuracyCase(dtype=dtype_name(dtype), case=case.id, seed=seed, ok=False,
+                          rtol=tol.rtol, atol=tol.atol)
+    if isinstance(actual, str):
+        result.error = actual
+        return result
+    gen = torch.Generator(device=device).manual_seed(seed)
+    args, kwargs = spec.make_inputs(case, dtype, device, gen)
+    try:
+        expected = downcast(spec.reference(*[upcast(a) for a in args], **kwargs), dtype)
+    except Exception as exc:
+        result.error = f"the reference raised {type(exc).__name__}: {exc}"
+        return result
+    return _score(result, actual, expected, tol.rtol, tol.atol)
 
 
 def _outputs(actual: Any, expected: Any) -> tuple[list[tuple[torch.Tensor, torch.Tensor]],

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flagbot.kernels.imports import commands as generated
+from flagbot.exit_codes import EXIT_CHECK_FAILED as EXIT_FAILED
+from flagbot.exit_codes import EXIT_OK, EXIT_USAGE
+from flagbot.kernels.intake import commands as generated
 
 if TYPE_CHECKING:  # torch-importing modules load only when a command needs them
     from flagbot.kernels.check import CheckOptions
     from flagbot.kernels.loader import Backend
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
           "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16"}
 
@@ -175,7 +176,7 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
         return generated.main(args, Path(cwd or os.getcwd()))
     prepare_environment()
     if args.command == "import-backend":
-        from flagbot.kernels.importer import import_backend
+        from flagbot.kernels.intake.backend_folder import import_backend
 
         return import_backend(_resolve(args.source, cwd), _resolve(args.dest, cwd))
     return run_check(args, ["kernels", *args_list], cwd)

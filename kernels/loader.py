@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from flagbot.kernels.backend_import import BadArch, ImportProblem, Modules, import_backend
+from flagbot.kernels.backend_modules import BadArch, ImportProblem, Modules, import_backend
 from flagbot.kernels.baseline import FLAGGEMS_OPS
 from flagbot.kernels.flaggems_layout import missing_files
 from flagbot.kernels.flaggems_names import function_table, package_from_option, package_of

@@ -8,7 +8,7 @@ in by `flagbot kernels import` are listed in kernels/experimental/_metadata.json
 
 from __future__ import annotations
 
-from flagbot.kernels.imports import experimental
+from flagbot.kernels.intake import experimental
 from flagbot.kernels.ops import (
     add,
     addmm,

@@ -35,8 +35,7 @@ RESOURCES = Path(__file__).resolve().parent / "resources"
 def app_settings(emu: Emulator, state_dir: Path, **overrides: Any) -> Settings:
     """Settings for the App against `emu`, webhook secret set, worker driven by the harness."""
     base = Settings(app_id=emu.app_id, private_key=emu.private_key_pem, api_url=emu.url,
-                    webhook_secret=SECRET, state_dir=state_dir, write_spacing_s=0.0,
-                    run_worker_in_process=False)
+                    webhook_secret=SECRET, state_dir=state_dir, write_spacing_s=0.0)
     return base.with_overrides(**overrides)
 
 
@@ -44,8 +43,8 @@ def app_settings(emu: Emulator, state_dir: Path, **overrides: Any) -> Settings:
 def serving(settings: Settings, threads: int = 2, port: int = 0) -> Iterator[str]:
     """The webhook app on a loopback port (`port`, else a free one) plus a worker with `threads`
     threads; yields the URL."""
-    from flagbot.bot.app import create_app
     from flagbot.bot.dispatch import BotHandlers
+    from flagbot.bot.entry.web import create_app
     from flagbot.bot.worker import Worker
 
     server = make_server("127.0.0.1", port, create_app(settings), threaded=True)

@@ -104,7 +104,7 @@ def test_every_server_setting_is_in_the_reference() -> None:
 
 
 def test_labels_are_the_configured_defaults() -> None:
-    from flagbot.bot.drift import LABEL as DRIFT  # on the bot's issues, not configurable
+    from flagbot.bot.chores.drift import LABEL as DRIFT  # on the bot's issues, not configurable
 
     documented = set(first_column(section(REFERENCE, "## Labels")))
     labels = DEFAULTS["labels"]
@@ -135,8 +135,8 @@ def test_slash_commands_match_the_registry() -> None:
 
 
 def test_http_endpoints_are_the_app_routes(tmp_path: Path) -> None:
-    from flagbot.bot.app import create_app
-    from flagbot.bot.serving import fastpath
+    from flagbot.bot.entry.serving import fastpath
+    from flagbot.bot.entry.web import create_app
     from flagbot.bot.settings import Settings
 
     app = create_app(Settings(state_dir=tmp_path))
@@ -151,7 +151,7 @@ def test_http_endpoints_are_the_app_routes(tmp_path: Path) -> None:
 def test_every_app_permission_and_event_is_justified_in_the_maintainers_guide() -> None:
     from flagbot.bot.dispatch import HANDLERS
 
-    manifest = yaml.safe_load((ROOT / "bot" / "app.yml").read_text())
+    manifest = yaml.safe_load((ROOT / "bot" / "admin" / "app.yml").read_text())
     guide = section((ROOT / "docs" / "maintainers.md").read_text(), "### Permissions and events")
     justified = set(first_column(guide))
     assert set(manifest["default_permissions"]) | set(manifest["default_events"]) == justified

@@ -12,8 +12,8 @@ import re
 from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
 from flagbot.bot.devices import plan, runs
+from flagbot.bot.github.markdown import code
 from flagbot.bot.handlers import labels, summary
-from flagbot.bot.markdown import code
 from flagbot.hooks.errors import UsageError
 
 OP_RE = re.compile(r"[a-z][a-z0-9_]{0,39}")

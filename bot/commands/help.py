@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flagbot.bot.commands.base import Command, CommandContext, Outcome, required_role
 from flagbot.bot.commands.parse import MAX_COMMANDS, Invocation
-from flagbot.bot.markdown import code
+from flagbot.bot.github.markdown import code
 
 
 def run(cc: CommandContext, inv: Invocation) -> Outcome:

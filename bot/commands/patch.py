@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from flagbot.bot import regenerate
 from flagbot.bot.commands.base import Command, CommandContext, Outcome
 from flagbot.bot.commands.parse import Invocation
+from flagbot.bot.work import regenerate
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.patches.devices import check_devices
 

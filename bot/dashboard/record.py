@@ -1,7 +1,8 @@
 """What the device-run code tells the dashboard: a run started, moved, finished (with its report).
 
 Each hook is one call from the place that does the work (`devices/runs.py`,
-`handlers/workflow_run.py`, `handlers/deadline.py`). Recording is a side note: a store that
+`handlers/workflow_run.py`, `handlers/deadline.py`); a local run's report is handed over where
+it is read (`ingested`), a runner's with the run's end (`finished`). Recording is a side note: a store that
 fails is logged and never fails the check run, and a dry run (`flagbot replay --dry-run`)
 records nothing.
 """
@@ -20,12 +21,13 @@ from flagbot.bot.devices.report import Report, ReportError, parse_report
 log = logging.getLogger(__name__)
 
 
-def results_of(report: Report, repo: str, request: Request, at: float) -> list[KernelResult]:
+def results_of(report: Report, repo: str, pr: int, sha: str, device: str,
+               at: float) -> list[KernelResult]:
     """One result per op of `report`: the ratio goes to the column its kind was gated on."""
     found = []
     for op in report.ops:
         found.append(KernelResult(
-            repo, request.pr, request.sha, request.device, op.name, op.kind, op.verdict,
+            repo, pr, sha, device, op.name, op.kind, op.verdict,
             op.speedup if op.kind == "override" else None,
             op.speedup if op.kind == "new" else None,
             op.passed / op.cases if op.cases else None, at))
@@ -63,16 +65,25 @@ def finished(ctx: Context, request_id: str, conclusion: str, *, report: bytes | 
     request = Request.parse(request_id)
     if ctx.dry_run or request is None:
         return
-    now = time.time()
     try:
-        parsed = parse_report(report) if report else None
-    except ReportError:
-        parsed = None  # the check run says why; there is nothing to chart
-    try:
-        store = open_store(ctx.settings)
-        store.run_moved(request_id, status="completed", at=now, conclusion=conclusion,
-                        run_id=run_id, url=url)
-        if parsed is not None:
-            store.add_results(results_of(parsed, ctx.full_name, request, now))
+        open_store(ctx.settings).run_moved(request_id, status="completed", at=time.time(),
+                                           conclusion=conclusion, run_id=run_id, url=url)
     except Exception:
         log.warning("dashboard: could not record run %s", request_id, exc_info=True)
+    ingested(ctx, request.pr, request.sha, request.device, report)
+
+
+def ingested(ctx: Context, pr: int, sha: str, device: str, report: bytes | None) -> None:
+    """A report came back for (PR, head sha, device): keep its per-op results."""
+    if ctx.dry_run or not report:
+        return
+    try:
+        parsed = parse_report(report)
+    except ReportError:
+        return  # the check run says why; there is nothing to chart
+    try:
+        open_store(ctx.settings).add_results(results_of(parsed, ctx.full_name, pr, sha, device,
+                                                        time.time()))
+    except Exception:
+        log.warning("dashboard: could not record the report of %s#%d on %s", ctx.full_name, pr,
+                    device, exc_info=True)

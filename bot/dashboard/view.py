@@ -20,8 +20,8 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from flagbot.bot.dashboard.charts import Point, Series, line_chart
 from flagbot.bot.dashboard.store import DashStore, KernelResult, RunFilter
 from flagbot.bot.devices.ids import Request
+from flagbot.bot.feed.log import LabelLog
 from flagbot.bot.store import Delivery, Ledger, Queue
-from flagbot.bot.store.feed import LabelLog
 
 DELIVERIES_PER_PAGE = 25
 RUNS_PER_PAGE = 25

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from flagbot.bot.github import Label
-from flagbot.bot.globs import compile_globs, matching_glob
-from flagbot.hooks.config import RepoConfig
+from flagbot.bot.handlers.globs import compile_globs, matching_glob
+from flagbot.hooks.config import RepoConfig, label_device
 
 CHECK_NAME = "flagbot / kernels ({device})"
 
@@ -75,14 +75,8 @@ def devices(config: RepoConfig) -> dict[str, Device]:
 def labelled(config: RepoConfig, labels: Iterable[str]) -> list[str]:
     """Configured devices named by `ci: <device>` labels among `labels`."""
     pattern = str(config["labels"]["ci"]["pattern"])
-    prefix, _, suffix = pattern.partition("{device}")
-    found = []
-    for name in labels:
-        if name.startswith(prefix) and name.endswith(suffix) and len(name) > len(prefix + suffix):
-            device = name[len(prefix): len(name) - len(suffix)]
-            if device in config["devices"] and device not in found:
-                found.append(device)
-    return sorted(found)
+    found = {device for name in labels if (device := label_device(pattern, name)) is not None}
+    return sorted(found & set(config["devices"]))
 
 
 def touching(device: Device, rule: Rules, paths: Sequence[str]) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from flagbot.bot.devices.plan import Device, Rules
 from flagbot.bot.devices.report import Report
 from flagbot.bot.github import checkruns
-from flagbot.bot.markdown import code
+from flagbot.bot.github.markdown import code
 from flagbot.hooks.findings import ERROR, Finding
 
 ICONS = {"pass": "✅", "fail": "❌", "near": "➖", "unmeasured": "✅", "error": "❌",

@@ -19,15 +19,15 @@ from github import GithubException
 
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.dashboard import record
-from flagbot.bot.devices import local, plan, results, trust
+from flagbot.bot.devices import isolation, local, plan, results, trust
 from flagbot.bot.devices.artifact import ArtifactError, fetch_report
 from flagbot.bot.devices.ids import DEADLINE_EVENT, Request, Tracked
 from flagbot.bot.devices.plan import Device, Rules
 from flagbot.bot.devices.report import ReportError, parse_report
 from flagbot.bot.github import ChangedFile, CheckRunRef, GitHubClient, checkruns, comments
 from flagbot.bot.github.labels import LabelChange, add_wanted
+from flagbot.bot.github.markdown import code
 from flagbot.bot.handlers import labels, summary
-from flagbot.bot.markdown import code
 
 ACTIVE = ("queued", "in_progress")
 ICONS = {"success": "✅", "failure": "❌", "cancelled": "➖", "timed_out": "⌛",
@@ -38,7 +38,8 @@ ICONS = {"success": "✅", "failure": "❌", "cancelled": "➖", "timed_out": "�
 class Started:
     """What asking for one device did: `dispatched`, `ran` (local), `waiting` (for
     `/ok-to-test`), `running` (one is already under way), `exists` (this head has its result),
-    `failed` (the dispatch was refused); `detail` is a sentence for replies."""
+    `failed` (the dispatch was refused), `refused` (a local device and an author without
+    write access); `detail` is a sentence for replies."""
 
     device: str
     outcome: str
@@ -102,12 +103,9 @@ def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Seque
                               f"{code(request.id)}."}})
     record.started(ctx, request.id, local=device.local)
     if device.local:
-        with ctx.workspace.checkout(pr) as tree:
-            ran = local.run(tree, device.backend, ops, rule.min_speedup, rule.min_native_fraction,
-                            device.timeout_minutes * 60.0)
-        result = local_result(ran, device, rule)
+        result = run_locally(ctx, pr, device, rule, ops)
         finish(client, check_id, result, tracked)
-        record.finished(ctx, request.id, result.conclusion, report=ran.report)
+        record.finished(ctx, request.id, result.conclusion)
         return Started(device.name, "ran", f"{result.conclusion}: {result.title}")
     inputs = {"device": device.name, "runner": json_list(device.runner), "pr": str(pr.number),
               "sha": pr.head_sha, "backend": device.backend, "ops": ",".join(ops),
@@ -132,6 +130,25 @@ def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Seque
     return Started(device.name, "dispatched", f"dispatched to {where}" + (f": {url}" if url else ""))
 
 
+def run_locally(ctx: Context, pr: PullRequest, device: Device, rule: Rules,
+                ops: Sequence[str]) -> checkruns.CheckResult:
+    """The check run of a sandboxed run on this machine (a failure saying why where no
+    sandbox can be built)."""
+    settings = ctx.settings
+    secrets = isolation.secrets_of((settings.webhook_secret, settings.webhook_secret_previous,
+                                    settings.private_key))
+    try:
+        with ctx.workspace.checkout(pr) as tree:
+            ran = local.run(tree, device.backend, ops, rule.min_speedup, rule.min_native_fraction,
+                            device.timeout_minutes * 60.0, unsafe=settings.unsafe_local_runner,
+                            secrets=secrets)
+        record.ingested(ctx, pr.number, pr.head_sha, device.name, ran.report)
+    except isolation.SandboxUnavailable as exc:
+        return results.without_report(device, "failure", "no sandbox for the local runner",
+                                      f"Nothing ran: {exc}", None)
+    return local_result(ran, device, rule)
+
+
 def json_list(items: Sequence[str]) -> str:
     """`items` as the JSON list the workflow's `fromJSON(inputs.runner)` reads."""
     return "[" + ", ".join(f'"{i}"' for i in items) + "]"  # labels are [A-Za-z0-9_.:-] only
@@ -151,7 +168,7 @@ def local_result(ran: local.LocalRun, device: Device, rule: Rules) -> checkruns.
 
 
 def tail_block(text: str) -> str:
-    from flagbot.bot.markdown import code_block
+    from flagbot.bot.github.markdown import code_block
 
     return "Its output ended with:\n\n" + code_block(text[-2000:] or "(nothing)")
 
@@ -201,12 +218,24 @@ def ask(ctx: Context, pr: PullRequest, wanted: Sequence[tuple[Device, Sequence[s
             done.append(Started(device.name, "waiting", "waiting for `/ok-to-test`"))
         elif ref is not None and tracked is not None and tracked.state == "done" and not rerun:
             done.append(Started(device.name, "exists", f"this head's result: {ref.conclusion}"))
+        elif device.local and not trust.trusted(rule, role):
+            done.append(local_refused(device, pr, role))
         elif ok:
             done.append(start(ctx, pr, device, rule, tuple(ops) or (tracked.ops if tracked else ())))
         else:
             done.append(block(ctx, pr, device, rule, ops, role))
     set_needs_label(ctx, pr, rule, blocked=any(s.outcome == "waiting" for s in done))
     return done
+
+
+def local_refused(device: Device, pr: PullRequest, role: str) -> Started:
+    """The local runner shares the bot's machine: only trusted authors' code may reach it,
+    whatever a `/ok-to-test` says (approval is for self-hosted runners, which hold no bot
+    secrets)."""
+    return Started(device.name, "refused",
+                   f"{device.name} runs on the bot's own machine, which runs only code by "
+                   f"authors with write access; {code(pr.author, 60)} has `{role}`. Use a "
+                   "self-hosted runner device for outside contributions.")
 
 
 def set_needs_label(ctx: Context, pr: PullRequest, rule: Rules, *, blocked: bool) -> None:

@@ -1,7 +1,7 @@
 """GitHub as the handlers see it: a small repository-scoped client protocol and its value types.
 
 `github/client.py` is the real client (PyGithub), `github/app.py` the App identity that mints
-its tokens, and `bot/dryrun.py` the recording client of `flagbot replay --dry-run`; the handlers
+its tokens, and `bot/admin/dryrun.py` the recording client of `flagbot replay --dry-run`; the handlers
 run unchanged on any of them.
 """
 
@@ -88,6 +88,7 @@ class GitHubClient(Protocol):
     actions: list[Action]
 
     def read_file(self, path: str, ref: str) -> str | None: ...
+    def spare_writes(self) -> float: ...
     def pull_head(self, number: int) -> str: ...
     def pull_files(self, number: int) -> list[ChangedFile]: ...
     def repo_labels(self) -> dict[str, Label]: ...

@@ -19,9 +19,11 @@ from flagbot.bot.github import (
     Comment,
     Label,
 )
+from flagbot.hooks.config import PERMISSIONS
 
-# Repository roles, weakest first (GET .../collaborators/{user}/permission, `role_name`).
-ROLES = ("none", "read", "triage", "write", "maintain", "admin")
+# Repository roles, weakest first (GET .../collaborators/{user}/permission, `role_name`): no
+# role, then the roles a configuration may name (hooks/config.py, the one table).
+ROLES = ("none", *PERMISSIONS)
 
 
 def is_not_found(exc: GithubException) -> bool:
@@ -33,15 +35,21 @@ class PyGithubClient:
     """`GitHubClient` over PyGithub for one repository; records each write in `actions`."""
 
     def __init__(self, gh: Github, full_name: str, login: str,
-                 pace: Callable[[], float] = lambda: 0.0) -> None:
+                 pace: Callable[[], float] = lambda: 0.0,
+                 spare: Callable[[], float] = lambda: float("inf")) -> None:
         self._gh = gh
         self._pace = pace
+        self._spare = spare
         self._repo = gh.get_repo(full_name)  # lazy: the Github object is lazy
         self.full_name = full_name
         self.bot_login = login
         self.actions: list[Action] = []
         self._comments: dict[int, Any] = {}
         self._runs: dict[int, Any] = {}
+
+    def spare_writes(self) -> float:
+        """Writes the installation could make now without waiting for its pacing."""
+        return self._spare()
 
     def read_file(self, path: str, ref: str) -> str | None:
         try:

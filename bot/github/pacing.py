@@ -40,6 +40,13 @@ class WriteBucket:
             self._tokens -= 1
             return max(0.0, -self._tokens * self.spacing_s)
 
+    def spare(self) -> float:
+        """Writes that could go out now without waiting (nothing is taken)."""
+        with self._lock:
+            if self.spacing_s <= 0:
+                return float(self.burst)
+            return min(self.burst, self._tokens + (self._clock() - self._stamp) / self.spacing_s)
+
     def acquire(self) -> float:
         """Wait for this write's turn; returns the seconds waited."""
         wait = self._reserve()

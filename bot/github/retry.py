@@ -23,7 +23,7 @@ RETRY_TOTAL = 6
 
 def _metrics() -> Any:
     # Imported late: bot.metrics belongs to the ingest side and pulls in prometheus_client.
-    from flagbot.bot import metrics
+    from flagbot.bot.monitoring import metrics
 
     return metrics
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from flagbot.bot.github import ChangedFile
 from flagbot.bot.github.checkruns import CheckResult
+from flagbot.bot.github.markdown import code, plain
 from flagbot.bot.handlers.labels import vendor_of
-from flagbot.bot.markdown import code, plain
 from flagbot.hooks.check_vendor_backend import check_backends
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError

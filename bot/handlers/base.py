@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from flagbot.bot.context import Context
+from flagbot.bot.settings import Settings
+from flagbot.bot.store.rates import Rates
 
 
 @dataclass(frozen=True)
@@ -24,3 +26,5 @@ class Handler:
     run: Callable[[Context], dict[str, Any]]
     help: str
     internal: bool = False  # a follow-up the worker schedules itself, never taken from a webhook
+    # a check on the payload alone, before any GitHub call: a reason not to run at all ("": run)
+    admit: Callable[[Settings, Rates, dict[str, Any]], str] | None = None

@@ -15,10 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from flagbot.bot.context import Context, field_of
+from flagbot.bot.feed.log import Closing, LabeledPR
 from flagbot.bot.github.labels import LabelChange, add_wanted
 from flagbot.bot.handlers import labels
 from flagbot.bot.handlers.judging import JUDGED_CHECKS
-from flagbot.bot.store.feed import Closing, LabeledPR
 
 # what counts as passed for `when: merged` labels (neutral: the check had nothing to judge)
 PASSED = ("success", "neutral", "skipped")

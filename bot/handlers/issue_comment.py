@@ -13,6 +13,8 @@ import hashlib
 import json
 import logging
 import re
+import time
+from datetime import datetime
 from typing import Any
 
 from git import GitCommandError
@@ -22,8 +24,11 @@ from flagbot.bot.commands.base import CommandContext, Outcome, allows, required_
 from flagbot.bot.commands.parse import MAX_COMMANDS, Invocation, Parsed, parse
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.github import Comment, comments
+from flagbot.bot.github.markdown import clip, code, code_block
 from flagbot.bot.handlers.base import Handler
-from flagbot.bot.markdown import clip, code, code_block
+from flagbot.bot.handlers.deferred import Deferred
+from flagbot.bot.settings import Settings
+from flagbot.bot.store.rates import Rates
 from flagbot.hooks.config import CONFIG_PATH
 from flagbot.hooks.errors import FlagbotError, UsageError
 
@@ -36,6 +41,17 @@ META_RE = re.compile(r"<!-- flagbot:reply (\{.*?\}) -->")
 LOGIN_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
 MAX_REPLY_CHARS = 60000  # under GitHub's 65536 for a comment body
 MAX_SECTION_CHARS = 8000
+# Command comments from people who are not the repository's owner, members or collaborators
+# answered per window (the numbers are settings): per commenter, per pull request and per
+# repository, checked before any GitHub call (`admit`). A comment over a limit gets no
+# reaction and no reply: a flood costs the queue a local check per comment, and the authors of
+# other pull requests wait for nothing.
+RATE_WINDOW_S = 600.0
+# An outsider's command yields the write pacing to other work (other pull requests' labels,
+# check runs and comments) for up to DEFER_FOR_S, looking again every DEFER_STEP_S.
+DEFER_FOR_S = 300.0
+DEFER_STEP_S = 20.0
+WRITES_PER_REPLY = 2
 
 
 def wants(payload: dict[str, Any]) -> bool:
@@ -87,6 +103,8 @@ def handle(ctx: Context) -> dict[str, Any]:
     parsed = parse(str(comment.get("body") or ""))
     if login == client.bot_login or not parsed.commands:
         return {"skipped": "no command"}
+    role = client.permission(login)
+    yield_to_others(ctx, comment)
     key = digest(parsed)
     existing, answered = find_reply(client.comments(number), client.bot_login, comment_id)
     if existing is not None and answered == key:
@@ -103,7 +121,7 @@ def handle(ctx: Context) -> dict[str, Any]:
         # check runs), so the registry must not load while this package is importing.
         from flagbot.bot.commands.registry import COMMANDS
 
-        cc = CommandContext(ctx, COMMANDS, login, client.permission(login))
+        cc = CommandContext(ctx, COMMANDS, login, role)
         is_pull = bool((ctx.payload.get("issue") or {}).get("pull_request"))
         sections = [(inv, run_one(cc, inv, is_pull)) for inv in parsed.commands]
     body = render(login, comment_id, key, sections, parsed.dropped)
@@ -111,6 +129,50 @@ def handle(ctx: Context) -> dict[str, Any]:
     return {"comment": comment_id, "reply": reply, "reply_id": reply_id,
             "commands": [{"name": inv.name, "ok": out.ok, **out.facts} for inv, out in sections],
             "dropped": parsed.dropped}
+
+
+# Commenters GitHub calls the repository's owner, its organization's members or its
+# collaborators; everyone else shares the limits.
+INSIDERS = ("OWNER", "MEMBER", "COLLABORATOR")
+
+
+def yield_to_others(ctx: Context, comment: dict[str, Any]) -> None:
+    """Raise Deferred when an outsider's comment would take write slots other work needs: its
+    reaction and reply wait while the installation's pacing has less than half its burst to
+    spare, for up to DEFER_FOR_S after the comment was written (then it is answered anyway)."""
+    if comment.get("author_association") in INSIDERS:
+        return
+    spare = ctx.client.spare_writes()
+    if spare >= ctx.settings.write_burst / 2 + WRITES_PER_REPLY:
+        return
+    written = trust_time(str(comment.get("created_at") or ""))
+    if written is not None and time.time() - written < DEFER_FOR_S:
+        raise Deferred(f"{spare:.1f} write(s) to spare; an outsider's command waits", DEFER_STEP_S)
+
+
+def trust_time(text: str) -> float | None:
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def admit(settings: Settings, rates: Rates, payload: dict[str, Any]) -> str:
+    """'' when a command comment may run; else the limit it is over. From the payload alone
+    (GitHub's signed `author_association`), before any GitHub call, and counted once."""
+    comment = payload.get("comment") or {}
+    if comment.get("author_association") in INSIDERS:
+        return ""
+    repo = str((payload.get("repository") or {}).get("full_name") or "").lower()
+    login = str((comment.get("user") or {}).get("login") or "").lower()
+    number = (payload.get("issue") or {}).get("number")
+    member = f"{comment.get('id')}:{digest(parse(str(comment.get('body') or '')))}"
+    for key, limit in ((f"{repo}|user|{login}", settings.commands_per_user),
+                       (f"{repo}|pull|{number}", settings.commands_per_pull),
+                       (f"{repo}|outsiders", settings.outsider_commands_per_repo)):
+        if not rates.hit(key, limit, RATE_WINDOW_S, member=member):
+            return f"more than {limit} command comments in {RATE_WINDOW_S / 60:g} minutes ({key})"
+    return ""
 
 
 def run_one(cc: CommandContext, inv: Invocation, is_pull: bool) -> Outcome:
@@ -158,4 +220,4 @@ def render(login: str, comment_id: int, key: str, sections: list[tuple[Invocatio
 
 
 HANDLER = Handler(EVENT, frozenset(ACTIONS), wants, handle,
-                  "slash commands: /help, /patch, /unpatch, /check, /ok-to-test")
+                  "slash commands: /help, /patch, /unpatch, /check, /ok-to-test", admit=admit)

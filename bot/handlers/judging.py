@@ -28,8 +28,8 @@ from typing import Any
 from flagbot import hooks as hooks_package
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github.checkruns import CheckResult
-from flagbot.bot.markdown import plain
-from flagbot.bot.sandbox import LimitExceeded, run_limited
+from flagbot.bot.github.markdown import plain
+from flagbot.bot.work.sandbox import LimitExceeded, run_limited
 from flagbot.hooks import __version__
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.errors import FlagbotError

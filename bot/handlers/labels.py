@@ -14,9 +14,9 @@ from typing import Any
 
 from flagbot.bot.github import ChangedFile, Label
 from flagbot.bot.github.labels import LabelChange
-from flagbot.bot.globs import compile_globs, matching_glob
-from flagbot.bot.markdown import code
-from flagbot.hooks.config import RepoConfig
+from flagbot.bot.github.markdown import code
+from flagbot.bot.handlers.globs import compile_globs, matching_glob
+from flagbot.hooks.config import RepoConfig, label_name
 from flagbot.hooks.findings import WARNING, Finding
 from flagbot.hooks.patches.devices import DEVICE_RE
 
@@ -124,7 +124,7 @@ def plan_labels(config: RepoConfig, paths: Sequence[str], *,
         wanted[label.name] = WantedLabel(label, reason, tuple(pu1_files), when_of(pu1))
     given = 0
     for device, (folder, files) in sorted(devices.items()):
-        name = vendor["pattern"].replace("{device}", device)
+        name = label_name(str(vendor["pattern"]), device)
         why = unusable(device, folder, name, known)
         if why is None and given >= max_vendor:
             why = f"this pull request has {max_vendor} vendor labels already (the most it gets)"
@@ -134,7 +134,7 @@ def plan_labels(config: RepoConfig, paths: Sequence[str], *,
                                        f"no `vendor:` label for this folder: {why}"))
             continue
         given += 1
-        description = str(vendor.get("description", "")).replace("{device}", device)[:100]
+        description = label_name(str(vendor.get("description", "")), device)[:100]
         label = Label(name, vendor.get("color", "0e8a16"), description)
         wanted[name] = WantedLabel(label, f"touches {code(folder + '/')}", tuple(files),
                                    when_of(vendor))

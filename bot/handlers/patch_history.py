@@ -19,7 +19,7 @@ from typing import Any
 from flagbot.bot.context import Context, PullRequest, field_of
 from flagbot.bot.github import ChangedFile
 from flagbot.bot.handlers import labels
-from flagbot.bot.regenerate import noreply
+from flagbot.bot.work.regenerate import noreply
 from flagbot.hooks import git
 from flagbot.hooks.folders import layout_for_paths
 from flagbot.hooks.patches import perfile_history

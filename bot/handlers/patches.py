@@ -7,7 +7,7 @@ from pathlib import Path
 
 from flagbot.bot.github import ChangedFile
 from flagbot.bot.github.checkruns import CheckResult
-from flagbot.bot.markdown import code, plain
+from flagbot.bot.github.markdown import code, plain
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.errors import FlagbotError
 from flagbot.hooks.findings import ERROR, WARNING, Finding

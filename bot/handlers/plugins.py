@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from flagbot.bot import sandbox
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.github import ChangedFile
 from flagbot.bot.github.checkruns import CheckResult
-from flagbot.bot.globs import compile_globs, matching_glob
+from flagbot.bot.github.markdown import code, plain
 from flagbot.bot.handlers import judging
-from flagbot.bot.markdown import code, plain
+from flagbot.bot.handlers.globs import compile_globs, matching_glob
+from flagbot.bot.work import sandbox
 from flagbot.hooks import unchecked
 from flagbot.hooks.config import RepoConfig
 from flagbot.hooks.findings import ERROR, WARNING, Finding

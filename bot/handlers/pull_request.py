@@ -8,14 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flagbot.bot import interest, regenerate, sandbox
+from flagbot.bot import interest
 from flagbot.bot.context import Context, PullRequest
 from flagbot.bot.devices import plan as device_plan
 from flagbot.bot.devices import runs as device_runs
+from flagbot.bot.devices import trust
 from flagbot.bot.github import ChangedFile, Comment, checkruns, comments
 from flagbot.bot.github.checkruns import CheckResult
 from flagbot.bot.github.client import ROLES
 from flagbot.bot.github.labels import LabelChange, add_wanted, remove_stale
+from flagbot.bot.github.markdown import code_block, plain
 from flagbot.bot.handlers import (
     backends,
     downstream,
@@ -28,7 +30,7 @@ from flagbot.bot.handlers import (
     summary,
 )
 from flagbot.bot.handlers.base import Handler
-from flagbot.bot.markdown import code_block, plain
+from flagbot.bot.work import regenerate, sandbox
 from flagbot.hooks import git as plumbing
 from flagbot.hooks.config import CONFIG_PATH, RepoConfig
 from flagbot.hooks.findings import Finding
@@ -116,7 +118,9 @@ def handle(ctx: Context) -> dict[str, Any]:
                              kernel_lines=device_runs.section(
                                  client, device_plan.devices(ctx.config), pr.head_sha)
                              if ctx.config["devices"] else [])
-    body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels)})
+    seen_at = str((ctx.payload.get("pull_request") or {}).get("updated_at") or "")
+    body = summary.render(report, {**meta, "bot_labels": list(change.bot_labels),
+                                   trust.HEADS: trust.with_head(meta, pr.head_sha, seen_at)})
     done["summary"] = comments.upsert(client, pr.number, existing, body)[0]
     add_wanted(client, pr.number, change)
     recorded = downstream.record_labels(ctx, wanted, change)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from flagbot.bot.github import ChangedFile
 from flagbot.bot.github.checkruns import CheckResult
-from flagbot.bot.globs import compile_globs, matching_glob
+from flagbot.bot.github.markdown import code, plain
+from flagbot.bot.handlers.globs import compile_globs, matching_glob
 from flagbot.bot.handlers.labels import touched_paths
-from flagbot.bot.markdown import code, plain
 from flagbot.hooks.backend.discover import vendor_folders
 from flagbot.hooks.check_routing import check_routing, parse, plugin_backends
 from flagbot.hooks.config import RepoConfig

@@ -14,7 +14,7 @@ from typing import Any
 
 from flagbot.bot.github import Comment
 from flagbot.bot.github.checkruns import CheckResult
-from flagbot.bot.markdown import code, plain
+from flagbot.bot.github.markdown import code, plain, unmarked
 
 MARKER = "<!-- flagbot:summary"
 KERNELS_BEGIN = "<!-- flagbot:kernels -->"
@@ -47,7 +47,7 @@ def metadata(comment: Comment | None) -> dict[str, Any]:
     """The JSON kept in the marker ({} when absent or unreadable)."""
     if comment is None:
         return {}
-    match = META_RE.search(comment.body)
+    match = META_RE.fullmatch(comment.body.partition("\n")[0])  # the bot's own first line only
     try:
         meta = json.loads(match.group(1)) if match else {}
     except ValueError:
@@ -86,7 +86,7 @@ def render(summary: Summary, meta: dict[str, Any]) -> str:
     if summary.patch_lines:
         lines += ["", "**Patch regeneration**", *summary.patch_lines]
     lines += ["", "**Checks**", "", "| check | result |", "| --- | --- |"]
-    lines += [f"| {c.name} | {ICONS.get(c.conclusion, '')} {c.title}"
+    lines += [f"| {c.name} | {ICONS.get(c.conclusion, '')} {unmarked(c.title)}"
               f"{f' ({c.counts})' if c.counts else ''} |" for c in summary.checks]
     lines += ["", *kernels_block(summary.kernel_lines)]
     lines += ["", "**Next steps**"]
@@ -104,13 +104,20 @@ def with_kernels(body: str, lines: Sequence[str]) -> str:
     """`body` with its kernel-check section replaced by `lines` (added before the next steps
     when the comment predates the section)."""
     block = "\n".join(kernels_block(lines))
-    start, end = body.find(KERNELS_BEGIN), body.find(KERNELS_END)
+    # the bot writes its markers as whole lines; text from a PR never stands alone on one
+    start, end = line_at(body, KERNELS_BEGIN), line_at(body, KERNELS_END)
     if start != -1 and end > start:
         return body[:start] + block + body[end + len(KERNELS_END):]
     steps = body.find("\n**Next steps**")
     if steps == -1:
         return body.rstrip("\n") + "\n\n" + block + "\n"
     return body[:steps] + "\n" + block + "\n" + body[steps:]
+
+
+def line_at(body: str, line: str) -> int:
+    """Where `line` stands alone on a line of `body` (-1 when it does not)."""
+    found = re.search(rf"(?m)^{re.escape(line)}$", body)
+    return found.start() if found else -1
 
 
 def with_meta(body: str, meta: dict[str, Any]) -> str:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from flagbot.bot.feed.log import LabelLog
 from flagbot.bot.settings import Settings
 from flagbot.bot.store import Ledger
-from flagbot.bot.store.feed import LabelLog
 from flagbot.bot.store.queue import QUEUE_NAME, DeliveryQueue
+from flagbot.bot.store.rates import Rates
 
 
 def open_ledger(settings: Settings) -> Ledger:
@@ -39,9 +40,20 @@ def open_label_log(settings: Settings, *, create: bool = True) -> LabelLog:
     """The label log behind the downstream feed; `create=False` leaves a missing SQLite file
     alone (read as empty) for readers such as `flagbot labeled`."""
     if settings.redis_url:
-        from flagbot.bot.store.feed_redis import RedisLabelLog
+        from flagbot.bot.feed.log_redis import RedisLabelLog
 
         return RedisLabelLog(settings.redis_url)
-    from flagbot.bot.store.feed_sqlite import SqliteLabelLog
+    from flagbot.bot.feed.log_sqlite import SqliteLabelLog
 
     return SqliteLabelLog(settings.feed_path, create=create)
+
+
+def open_rates(settings: Settings) -> Rates:
+    """The rate-limit counters of slash commands."""
+    if settings.redis_url:
+        from flagbot.bot.store.rates import RedisRates
+
+        return RedisRates(settings.redis_url)
+    from flagbot.bot.store.rates import SqliteRates
+
+    return SqliteRates(settings.state_dir / "rates.db")

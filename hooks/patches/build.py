@@ -100,6 +100,38 @@ def check_hetero_listing(repo: Path, hardwares: str, devices: list[str], base8: 
                  f"flagbot patch --device-type {' '.join(devices)} --base-commit-id {base8}")
 
 
+def resolve_patches(repo: Path, hardwares: str, devices: Sequence[str],
+                    want: str) -> tuple[str, list[str]]:
+    """(full base id, each device's patch path) for the base prefix `want`: one base for every
+    device (listed together in hetero.txt when several), each patch passing verify's checks of
+    the stored file. UsageError or CheckFailed otherwise."""
+    resolved = [resolve_base(repo, hardwares, d, want) for d in devices]
+    bases = sorted({full for full, _ in resolved})
+    if len(bases) > 1:
+        raise UsageError(f"{want} names different bases for the devices: "
+                         + ", ".join(b[:12] for b in bases), hint="give more hex digits")
+    base = bases[0]
+    if len(devices) > 1:
+        check_hetero_listing(repo, hardwares, list(devices), base[:8])
+    rels = [rel for _, rel in resolved]
+    for rel in rels:
+        bad = [f for f in verify.read_checked(repo, rel, hardwares)[1] if f.severity == "error"]
+        if bad:
+            raise CheckFailed(f"{rel}: {bad[0].message}", hint="run flagbot verify " + rel)
+    return base, rels
+
+
+def apply_stored(gd: GitDir, base: str, data: bytes, patch_rel: str) -> list[roundtrip.Applied]:
+    """The stored patch `data`'s mails applied as commits on `base` in `gd` (`git am`
+    semantics); CheckFailed naming the line of the first that does not apply."""
+    try:
+        return roundtrip.apply_series(gd, base, patchfile.split_mails(data))
+    except roundtrip.ApplyFailed as exc:
+        raise CheckFailed(f"{patch_rel}:{exc.line}: {exc}",
+                          hint="run flagbot verify on it; regenerate it with flagbot patch"
+                          ) from exc
+
+
 def local_changes(target: Path) -> str | None:
     """Why replacing `target` could lose work, or None if it is an untouched flagbot build."""
     if not target.exists():
@@ -122,7 +154,6 @@ def local_changes(target: Path) -> str | None:
 def build_one(repo: Path, device: str, base: str, patch_rel: str, target: Path) -> Build:
     """Clone, apply the device's mails as commits, check out once, swap into `target`."""
     data = (repo / patch_rel).read_bytes()
-    mails = patchfile.split_mails(data)
     target.parent.mkdir(parents=True, exist_ok=True)
     for stale in target.parent.glob(f".{target.name}.flagbot-*"):
         shutil.rmtree(stale, ignore_errors=True)  # left by a killed run; only flagbot names these
@@ -133,12 +164,7 @@ def build_one(repo: Path, device: str, base: str, patch_rel: str, target: Path) 
         git.run(["clone", "--quiet", "--no-checkout", "--no-tags", str(repo), str(work)],
                 cwd=tmp)
         gd = GitDir(work / ".git", work / ".git" / "index", work / ".git", work / ".git")
-        try:
-            applied = roundtrip.apply_series(gd, base, mails)
-        except roundtrip.ApplyFailed as exc:
-            raise CheckFailed(f"{patch_rel}:{exc.line}: {exc}",
-                              hint="run flagbot verify on it; regenerate it with flagbot patch"
-                              ) from exc
+        applied = apply_stored(gd, base, data, patch_rel)
         tip = applied[-1].commit
         # stored patches are sometimes edited by hand: built as they are, but said so
         hand_edited = tuple(roundtrip.post_image_mismatches(gd, applied, base))
@@ -175,25 +201,14 @@ def unpatch(repo: Path, devices: Sequence[str], prefix: str, *, build_dir: str =
     devs = check_devices(devices)
     want = check_hex_prefix(prefix, option="--commit-id")
     hw = configured_folder(repo, "hardwares", hardwares)
-    resolved = [resolve_base(repo, hw, d, want) for d in devs]
-    bases = {full for full, _ in resolved}
-    if len(bases) > 1:
-        raise UsageError(f"{prefix!r} names different bases for the devices: "
-                         + ", ".join(sorted(b[:12] for b in bases)), hint="give more hex digits")
-    base = bases.pop()
-    if len(devs) > 1:
-        check_hetero_listing(repo, hw, devs, base[:8])
+    base, rels = resolve_patches(repo, hw, devs, want)
     if not git.has_object(repo, f"{base}^{{commit}}"):
         raise UsageError(f"base commit {base[:12]} is not in this repository",
                          hint="fetch it (git fetch origin, or git fetch --unshallow)")
-    for (_, rel) in resolved:
-        bad = [f for f in verify.read_checked(repo, rel, hw)[1] if f.severity == "error"]
-        if bad:
-            raise CheckFailed(f"{rel}: {bad[0].message}", hint="run flagbot verify " + rel)
     targets = [Path(repo, build_dir, d, repo.name) for d in devs]
     for target in targets:
         reason = local_changes(target)
         if reason and not force:
             raise UsageError(f"refusing to replace {target}: {reason}",
                              hint="save your work elsewhere, or pass --force to discard it")
-    return [build_one(repo, d, base, rel, t) for d, (_, rel), t in zip(devs, resolved, targets, strict=True)]
+    return [build_one(repo, d, base, rel, t) for d, rel, t in zip(devs, rels, targets, strict=True)]

@@ -191,3 +191,25 @@ def make_patch(repo: Path, devices: Sequence[str], base_rev: str, cur_rev: str =
         changed = write_if_changed(repo / out_rel, data)
         (result.written if changed else result.unchanged).append(out_rel)
     return result
+
+
+def make_device_patches(repo: Path, devices: Sequence[str], base: str, cur: str, *,
+                        hardwares: str) -> list[str]:
+    """Generate BASE..CUR once (verified) and store it for every device of `devices`, with
+    their hetero.txt line when several (library entry of the bot's regeneration); returns the
+    files it wrote or found right already."""
+    made = make_patch(repo, devices[:1], base, cur, hardwares=hardwares)
+    data = (repo / made.patch_rel).read_bytes()
+    base8 = made.base[:8]
+    files = [made.patch_rel]
+    for device in devices[1:]:
+        rel = hetero.patch_rel(hardwares, device, base8)
+        write_if_changed(repo / rel, data)
+        files.append(rel)
+    if len(devices) > 1:
+        text = hetero_text(repo, hardwares, list(devices), base8)
+        rel = f"{hardwares}/{hetero.HETERO_NAME}"
+        if text is not None:
+            write_if_changed(repo / rel, text)
+            files.append(rel)
+    return files

@@ -43,7 +43,7 @@ def issue_comment(emu: Emulator, action: str, rs: RepoState, it: Issue, comment:
     body: dict[str, Any] = {
         "action": action,
         "issue": rest.issue(emu.urls, rs, it),
-        "comment": rest.comment(emu.urls, rs.repo, comment),
+        "comment": rest.comment(emu.urls, rs.repo, comment, rs.permissions),
     }
     body.update(extra)
     body.update(_common(emu, rs, sender))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -265,7 +266,17 @@ def commit(u: Urls, r: EmuRepo, c: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def comment(u: Urls, r: EmuRepo, c: Comment) -> dict[str, Any]:
+def association(r: EmuRepo, login: str, permissions: Mapping[str, str] | None) -> str:
+    """GitHub's `author_association`: the owner, a collaborator (any role), else a contributor."""
+    if login == r.owner:
+        return "OWNER"
+    if permissions and permissions.get(login, "none") != "none":
+        return "COLLABORATOR"
+    return "CONTRIBUTOR"
+
+
+def comment(u: Urls, r: EmuRepo, c: Comment,
+            permissions: Mapping[str, str] | None = None) -> dict[str, Any]:
     """An issue comment object with its reaction summary."""
     api = f"{u.api}/repos/{r.full_name}/issues/comments/{c.id}"
     counts = {k: sum(1 for _, _, x in c.reactions if x == k) for k in REACTIONS}
@@ -279,7 +290,7 @@ def comment(u: Urls, r: EmuRepo, c: Comment) -> dict[str, Any]:
         "user": user(u, c.user),
         "created_at": c.created_at,
         "updated_at": c.updated_at,
-        "author_association": "OWNER" if c.user == r.owner else "CONTRIBUTOR",
+        "author_association": association(r, c.user, permissions),
         "reactions": {"url": api + "/reactions", "total_count": len(c.reactions), **counts},
     }
 

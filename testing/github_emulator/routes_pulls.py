@@ -81,12 +81,29 @@ def update_pull(req: Request) -> Reply:
     return Reply(200, pull_json(req, rs, it))
 
 
+# GitHub stops sending `patch` (and reports 0 additions, deletions and changes) for the files of
+# a response once the patches already in it add up to about this many lines.
+PATCH_LINES_PER_RESPONSE = 20_000
+
+
 def list_files(req: Request) -> Reply:
-    """GET /repos/{o}/{r}/pulls/{n}/files: git diff base...head, paginated, capped at 3000."""
+    """GET /repos/{o}/{r}/pulls/{n}/files: git diff base...head, paginated, capped at 3000;
+    patches only while the page's patches stay within GitHub's line budget."""
     rs, it = req.rs, get_pull_issue(req)
     files = req.emu.state.pr_files(rs, it)[:MAX_FILES]
     u, repo = req.emu.urls, rs.repo
-    return req.paginate(files, lambda f: rest.pull_file(u, repo, it.head_sha, f))
+    reply = req.paginate(files)
+    lines = 0
+    page = []
+    for f in reply.body:
+        body = rest.pull_file(u, repo, it.head_sha, f)
+        lines += (f.patch or "").count("\n") + 1 if f.patch else 0
+        if lines > PATCH_LINES_PER_RESPONSE:
+            body.pop("patch", None)
+            body.update(additions=0, deletions=0, changes=0)
+        page.append(body)
+    reply.body = page
+    return reply
 
 
 def list_commits(req: Request) -> Reply:

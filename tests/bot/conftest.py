@@ -26,9 +26,12 @@ def emu(tmp_path: Path) -> Iterator[Emulator]:
 
 @pytest.fixture
 def settings(emu: Emulator, tmp_path: Path) -> Settings:
-    """Settings pointing the App at the emulator, writes unspaced so tests stay fast."""
+    """Settings pointing the App at the emulator, writes unspaced so tests stay fast, and the
+    slash-command rate limits out of the way (the tests of the limits set them)."""
     return Settings(app_id=emu.app_id, private_key=emu.private_key_pem, api_url=emu.url,
-                    state_dir=tmp_path / "state", write_spacing_s=0.0, run_worker_in_process=False)
+                    state_dir=tmp_path / "state", write_spacing_s=0.0,
+                    commands_per_user=10_000, commands_per_pull=10_000,
+                    outsider_commands_per_repo=10_000)
 
 
 @pytest.fixture

@@ -28,12 +28,13 @@ import pytest
 import requests
 from werkzeug.serving import make_server
 
+from flagbot.bot import interest
 from flagbot.bot.settings import Settings
 from testing.bot_e2e import wait_until
 
 SECRET = "test-secret"
 ROOT = Path(__file__).resolve().parents[2]
-UNHANDLED = "star"  # the event this test handlers module does not want
+UNHANDLED = "star"  # an event no handler wants (bot/interest.py)
 
 
 def sign(body: bytes, secret: str = SECRET) -> str:
@@ -90,14 +91,12 @@ class ServerThread:
 
 
 def make_settings(state_dir: Path, **overrides: Any) -> Settings:
-    """Settings for a test: secret set, worker not in process, state in `state_dir`."""
-    base = Settings(webhook_secret=SECRET, state_dir=state_dir, run_worker_in_process=False)
+    """Settings for a test: secret set, state in `state_dir`, and the slash-command rate
+    limits out of the way (tests of the limits set them)."""
+    base = Settings(webhook_secret=SECRET, state_dir=state_dir,
+                    commands_per_user=10_000, commands_per_pull=10_000,
+                    outsider_commands_per_repo=10_000)
     return base.with_overrides(**overrides)
-
-
-def wants(event: str, body: dict[str, Any]) -> bool:
-    """The fake handlers' filter, for create_app(wants=...): everything but UNHANDLED."""
-    return event != UNHANDLED
 
 
 class FakeHandlers:
@@ -107,7 +106,7 @@ class FakeHandlers:
         self.settings = settings
 
     def wants(self, event: str, body: dict[str, Any]) -> bool:
-        return wants(event, body)
+        return interest.wanted(event, body)
 
     def run(self, delivery_id: str, event: str, body: dict[str, Any]) -> dict[str, Any]:
         spec = body.get("test") or {}
@@ -133,6 +132,10 @@ class FakeHandlers:
             time.sleep(float(spec["sleep"]))
         if tries <= int(spec.get("fail_times", 0)):
             raise RuntimeError(f"planned failure {tries}")
+        if tries <= int(spec.get("defer_times", 0)):
+            from flagbot.bot.handlers.deferred import Deferred
+
+            raise Deferred(f"planned deferral {tries}", 0.1)
         if out is not None and spec.get("intervals"):
             with open(out / "intervals.log", "a") as f:
                 f.write(f"{body['repository']['full_name']} {started} {time.time()}\n")
@@ -215,7 +218,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def server(settings: Settings) -> Iterator[ServerThread]:
     """The app (test wants) under a real werkzeug server; no worker runs."""
-    from flagbot.bot.app import create_app
+    from flagbot.bot.entry.web import create_app
 
-    with ServerThread(create_app(settings, wants=wants)) as srv:
+    with ServerThread(create_app(settings)) as srv:
         yield srv

@@ -10,19 +10,19 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from flagbot.bot import cli
+from flagbot.bot.entry import cli
 from flagbot.bot.settings import Settings
 from flagbot.hooks.errors import UsageError
-from tests.bot.core_support import FakeHandlers, wants
+from tests.bot.core_support import FakeHandlers
 
 APP = "tests.bot.fake_bot:make_app()"
 
 
 def make_app() -> Any:
     """What gunicorn serves: settings from the environment, the fake handlers' filter."""
-    from flagbot.bot.app import create_app
+    from flagbot.bot.entry.web import create_app
 
-    return create_app(Settings.from_env(), wants=wants)
+    return create_app(Settings.from_env())
 
 
 def main(argv: list[str]) -> int:

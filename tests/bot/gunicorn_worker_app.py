@@ -1,5 +1,5 @@
 """A small WSGI app for tests/bot/test_gunicorn_worker.py, served by real gunicorn with
-`flagbot.bot.serving.gunicorn_worker.KeepAliveWorker`. Paths pick the behaviour."""
+`flagbot.bot.entry.serving.gunicorn_worker.KeepAliveWorker`. Paths pick the behaviour."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import requests
 
-from flagbot.bot.app import create_app
+from flagbot.bot.entry.web import create_app
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.factory import open_queue
 from flagbot.bot.store.sqlite import SqliteLedger
@@ -26,7 +26,6 @@ from tests.bot.core_support import (  # noqa: F401  (fixtures)
     server,
     settings,
     sign,
-    wants,
 )
 
 VECTOR_SECRET, VECTOR_BODY = "It's a Secret to Everybody", b"Hello, World!"
@@ -51,7 +50,7 @@ def test_signed_delivery_is_recorded_queued_and_acknowledged(server, settings) -
 
 
 def test_githubs_test_vector_passes_the_signature_check_over_http(tmp_path: Path) -> None:
-    app = create_app(make_settings(tmp_path, webhook_secret=VECTOR_SECRET), wants=wants)
+    app = create_app(make_settings(tmp_path, webhook_secret=VECTOR_SECRET))
     with ServerThread(app) as srv:
         headers = {"X-GitHub-Event": "push", "X-GitHub-Delivery": "v-1",
                    "X-Hub-Signature-256": VECTOR_SIG}
@@ -70,7 +69,7 @@ def test_bad_or_missing_signature_gets_401_and_records_nothing(server, settings)
 
 
 def test_without_a_configured_secret_every_delivery_gets_401_naming_the_setting(tmp_path) -> None:
-    app = create_app(Settings(state_dir=tmp_path), wants=wants)
+    app = create_app(Settings(state_dir=tmp_path))
     with ServerThread(app) as srv:
         r = post(srv.url, payload(), secret=SECRET_ANY)
         assert r.status_code == 401 and "GITHUB_WEBHOOK_SECRET" in r.json()["error"]
@@ -84,7 +83,7 @@ SECRET_ANY = "anything"
 
 def test_previous_secret_is_accepted_during_rotation(tmp_path) -> None:
     settings = make_settings(tmp_path, webhook_secret="new", webhook_secret_previous="old")
-    with ServerThread(create_app(settings, wants=wants)) as srv:
+    with ServerThread(create_app(settings)) as srv:
         assert post(srv.url, payload(), secret="old").status_code == 202
         assert post(srv.url, payload(), secret="new").status_code == 202
         assert post(srv.url, payload(), secret="oldest").status_code == 401
@@ -124,7 +123,7 @@ def test_over_25_mb_by_content_length_is_refused_before_the_body_is_read(server)
 
 def test_streamed_body_over_the_limit_is_cut_off_with_413(tmp_path) -> None:
     settings = make_settings(tmp_path, max_body_bytes=100_000)
-    with ServerThread(create_app(settings, wants=wants)) as srv:
+    with ServerThread(create_app(settings)) as srv:
         chunks = (b"x" * 10_000 for _ in range(50))  # a generator: chunked, no Content-Length
         r = requests.post(srv.url + "/webhook", data=chunks, timeout=10,
                           headers={"X-GitHub-Event": "push", "X-GitHub-Delivery": "big"})
@@ -186,7 +185,7 @@ def test_healthz_reports_queue_and_ledger(server) -> None:
 def test_healthz_is_503_with_the_reason_when_the_state_dir_is_unusable(tmp_path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the state dir should be")
-    with ServerThread(create_app(make_settings(blocker), wants=wants)) as srv:
+    with ServerThread(create_app(make_settings(blocker))) as srv:
         r = requests.get(srv.url + "/healthz", timeout=5)
         assert r.status_code == 503 and r.json()["status"] == "unhealthy"
         assert "not-a-dir" in r.json()["checks"]["ledger"] + r.json()["checks"]["queue"]

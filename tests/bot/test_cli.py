@@ -105,7 +105,7 @@ def test_serve_runs_the_keep_alive_worker_and_background_checkpoints(served) -> 
     (master,) = subprocess.run(["pgrep", "-P", str(srv.proc.pid)], capture_output=True,
                                text=True).stdout.split()
     command = Path(f"/proc/{master}/cmdline").read_bytes().split(b"\0")
-    assert b"flagbot.bot.serving.gunicorn_worker.KeepAliveWorker" in command
+    assert b"flagbot.bot.entry.serving.gunicorn_worker.KeepAliveWorker" in command
     environ = Path(f"/proc/{master}/environ").read_bytes().split(b"\0")
     assert b"FLAGBOT_SQLITE_CHECKPOINTS=background" in environ
 
@@ -168,7 +168,7 @@ def test_worker_rejects_bad_retry_delays(capsys: pytest.CaptureFixture[str]) -> 
 def test_settle_heap_freezes_what_is_loaded() -> None:
     import gc
 
-    from flagbot.bot.serving.heap import settle_heap
+    from flagbot.bot.entry.serving.heap import settle_heap
 
     try:
         settle_heap()
@@ -193,7 +193,7 @@ def test_the_state_dir_and_everything_in_it_are_private(tmp_path: Path) -> None:
 
 def test_clones_made_under_the_private_umask_are_private(tmp_path: Path) -> None:
     from flagbot.bot.settings import private_state
-    from flagbot.bot.workspace import GitWorkspace
+    from flagbot.bot.work.workspace import GitWorkspace
 
     old = os.umask(0o022)
     try:

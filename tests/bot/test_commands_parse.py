@@ -7,7 +7,7 @@ import random
 import pytest
 
 from flagbot.bot.commands.parse import MAX_COMMANDS, parse
-from flagbot.bot.markdown import code, code_block
+from flagbot.bot.github.markdown import code, code_block
 
 
 def names(body: str) -> list[tuple[str, tuple[str, ...]]]:

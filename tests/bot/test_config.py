@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flagbot.bot.globs import compile_globs, matching_glob
+from flagbot.bot.handlers.globs import compile_globs, matching_glob
 from flagbot.hooks.config import DEFAULT_PRIVATEUSE1_PATHS, ConfigError, parse_config
 from tests.bot.handlers_support import BASE_FILES, deliver, open_pr, runs_by_name
 

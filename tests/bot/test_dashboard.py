@@ -9,7 +9,6 @@ import time
 
 import pytest
 
-from flagbot.bot.app import create_app
 from flagbot.bot.dashboard import store as dash_store
 from flagbot.bot.dashboard.charts import Point, Series, line_chart
 from flagbot.bot.dashboard.factory import open_store
@@ -17,16 +16,17 @@ from flagbot.bot.dashboard.store import DeviceRun, KernelResult, RunFilter
 from flagbot.bot.dashboard.store_redis import RedisDashStore
 from flagbot.bot.dashboard.store_sqlite import SqliteDashStore
 from flagbot.bot.dashboard.view import DELIVERIES_PER_PAGE
+from flagbot.bot.entry.web import create_app
+from flagbot.bot.feed.log import LabeledPR
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.factory import open_label_log, open_ledger
-from flagbot.bot.store.feed import LabeledPR
 from tests.bot.core_support import redis_server, redis_url  # noqa: F401  (fixtures)
 
 TOKEN = "s3cret-dashboard-token"
 
 
 def app_for(tmp_path, **overrides):
-    settings = Settings(state_dir=tmp_path / "state", run_worker_in_process=False,
+    settings = Settings(state_dir=tmp_path / "state",
                         startup_warned=True, **overrides)
     return settings, create_app(settings).test_client()
 

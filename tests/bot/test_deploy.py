@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from flagbot.bot import cli
+from flagbot.bot.entry import cli
 from flagbot.bot.settings import Settings
 from flagbot.hooks import cli as hooks_cli
 from tests.bot.core_support import ROOT, free_port
@@ -96,7 +96,7 @@ def test_unit_environment_is_what_settings_read(name: str) -> None:
 
 
 def test_env_file_example_and_setup_keys_are_settings() -> None:
-    from flagbot.bot.setup import env_file
+    from flagbot.bot.admin.register import env_file
 
     written = env_file({"id": 1, "webhook_secret": "s"}, Path("/k.pem"), "http://127.0.0.1:1")
     assert env_keys(written) <= settings_keys()

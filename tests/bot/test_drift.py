@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from flagbot.bot.drift import DriftSchedule
-from flagbot.bot.drift import main as drift_main
+from flagbot.bot.chores.drift import DriftSchedule
+from flagbot.bot.chores.drift import main as drift_main
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.chores import open_chores
 from testing.bot_e2e import vendor_patch
@@ -155,7 +155,7 @@ def test_the_schedule_checks_each_installed_repository_once_per_period(
 
 
 def test_a_huge_conflict_keeps_the_body_under_githubs_limit_and_says_what_it_left_out() -> None:
-    from flagbot.bot.drift import render
+    from flagbot.bot.chores.drift import render
     from flagbot.hooks.patches.drift import Conflict, DriftReport, PatchDrift
 
     hunks = tuple(f"@@ -{i},3 +{i},3 @@ `x` @someone" for i in range(30))

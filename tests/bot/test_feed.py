@@ -11,11 +11,11 @@ from typing import Any
 import feedparser
 import pytest
 
-from flagbot.bot.app import create_app
+from flagbot.bot.entry.web import create_app
+from flagbot.bot.feed.log import Closing, LabeledPR, LabelLog
+from flagbot.bot.feed.log_redis import RedisLabelLog
+from flagbot.bot.feed.log_sqlite import SqliteLabelLog
 from flagbot.bot.settings import Settings
-from flagbot.bot.store.feed import Closing, LabeledPR, LabelLog
-from flagbot.bot.store.feed_redis import RedisLabelLog
-from flagbot.bot.store.feed_sqlite import SqliteLabelLog
 from flagbot.hooks import cli
 from testing.github_emulator import Emulator
 from testing.github_emulator.state import EmuRepo

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from github import GithubException
 from prometheus_client import REGISTRY
 
-from flagbot.bot.github.app import GitHubApp
+from flagbot.bot.github.identity import GitHubApp
 from tests.bot.handlers_support import bot_for, deliver, open_pr
 
 

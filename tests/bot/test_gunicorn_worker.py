@@ -1,4 +1,4 @@
-"""`flagbot.bot.serving.gunicorn_worker.KeepAliveWorker` in real gunicorn: keep-alive in the serving thread,
+"""`flagbot.bot.entry.serving.gunicorn_worker.KeepAliveWorker` in real gunicorn: keep-alive in the serving thread,
 pipelining, fairness when connections outnumber threads, idle timeout, errors, graceful stop."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from flagbot.bot.serving.gunicorn_worker import FLUSH_AT, CoalescingSocket
+from flagbot.bot.entry.serving.gunicorn_worker import FLUSH_AT, CoalescingSocket
 from tests.bot.core_support import ROOT, free_port, wait_for
 
 
@@ -24,7 +24,7 @@ class Gunicorn:
         self.port = free_port()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gunicorn", "--workers", "1", "--threads", str(threads),
-             "--worker-class", "flagbot.bot.serving.gunicorn_worker.KeepAliveWorker", "--keep-alive", str(keepalive),
+             "--worker-class", "flagbot.bot.entry.serving.gunicorn_worker.KeepAliveWorker", "--keep-alive", str(keepalive),
              "--bind", f"127.0.0.1:{self.port}", "--graceful-timeout", "10",
              "tests.bot.gunicorn_worker_app:app"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import requests
 
-from flagbot.bot.app import create_app
+from flagbot.bot.entry.web import create_app
 from flagbot.bot.store.sqlite import SqliteLedger
 from flagbot.bot.worker import Worker
 from testing.github_emulator import Emulator, new_private_key_pem
@@ -20,7 +20,6 @@ from tests.bot.core_support import (
     payload,
     post,
     wait_for,
-    wants,
 )
 
 
@@ -32,7 +31,7 @@ def healthz(url: str) -> tuple[int, dict]:
 def test_healthz_is_ok_when_the_app_authenticates(emu: Emulator, tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "state", app_id=emu.app_id, private_key=emu.private_key_pem,
                              api_url=emu.url)
-    with ServerThread(create_app(settings, wants=wants)) as srv:
+    with ServerThread(create_app(settings)) as srv:
         code, body = healthz(srv.url)
     assert code == 200 and body["checks"]["github_app"] == "ok (flagbot)"
 
@@ -40,7 +39,7 @@ def test_healthz_is_ok_when_the_app_authenticates(emu: Emulator, tmp_path: Path)
 def test_healthz_is_503_when_the_app_cannot_authenticate(emu: Emulator, tmp_path: Path) -> None:
     wrong = new_private_key_pem()
     settings = make_settings(tmp_path / "state", app_id=emu.app_id, private_key=wrong, api_url=emu.url)
-    with ServerThread(create_app(settings, wants=wants)) as srv:
+    with ServerThread(create_app(settings)) as srv:
         reply = requests.get(srv.url + "/healthz", timeout=10)
     assert reply.status_code == 503 and reply.json()["status"] == "unhealthy"
     assert reply.json()["checks"]["github_app"].startswith(f"cannot authenticate as App {emu.app_id}")
@@ -49,14 +48,14 @@ def test_healthz_is_503_when_the_app_cannot_authenticate(emu: Emulator, tmp_path
 
 
 def test_healthz_without_app_settings_is_not_a_failure(tmp_path: Path) -> None:
-    with ServerThread(create_app(make_settings(tmp_path / "state"), wants=wants)) as srv:
+    with ServerThread(create_app(make_settings(tmp_path / "state"))) as srv:
         code, body = healthz(srv.url)
     assert code == 200 and body["checks"]["github_app"] == "not configured"
 
 
 def test_a_queue_nobody_takes_from_turns_unhealthy_until_a_worker_reports(tmp_path: Path) -> None:
     settings = make_settings(tmp_path / "state")
-    with ServerThread(create_app(settings, wants=wants, stuck_after_s=0.3)) as srv:
+    with ServerThread(create_app(settings.with_overrides(stuck_after_s=0.3))) as srv:
         assert post(srv.url, payload()).status_code == 202
         assert healthz(srv.url)[0] == 200  # waiting, but not for long yet
         time.sleep(0.5)
@@ -72,7 +71,7 @@ def test_a_worker_reports_its_progress(tmp_path: Path) -> None:
     worker = Worker(settings, FakeHandlers(settings), threads=1, lease_s=3)
     worker.start()
     try:
-        with ServerThread(create_app(settings, wants=wants, stuck_after_s=0.5)) as srv:
+        with ServerThread(create_app(settings.with_overrides(stuck_after_s=0.5))) as srv:
             post(srv.url, payload(), delivery="h-1")
             wait_for(lambda: SqliteLedger(settings.ledger_path).get("h-1").status == "done")
             time.sleep(0.6)

@@ -88,7 +88,7 @@ def test_names_from_the_pull_request_mention_no_one(emu: Emulator, settings: Set
 
 
 def test_code_spans_survive_backticks() -> None:
-    from flagbot.bot.markdown import code, plain
+    from flagbot.bot.github.markdown import code, plain
 
     assert code("a`b") == "``a`b``" and code("`x`") == "`` `x` ``"
     assert mentions(code("@x ``@y``")) == [] and mentions(plain("@x `@y`")) == []

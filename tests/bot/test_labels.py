@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from flagbot.bot import globs
 from flagbot.bot.github import ChangedFile, Label
-from flagbot.bot.handlers import labels
+from flagbot.bot.handlers import globs, labels
 from flagbot.hooks.config import RepoConfig, parse_config
 from tests.bot.handlers_support import deliver, open_pr
 

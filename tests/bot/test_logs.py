@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.bot import logs
+from flagbot.bot.monitoring import logs
 from testing.bot_e2e import SECRET, app_settings, base_files, post_delivery, serving, wait_until
 from testing.github_emulator import Emulator
 

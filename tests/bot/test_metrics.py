@@ -1,4 +1,4 @@
-"""flagbot.bot.metrics and GET /metrics: counters by label, state read from the queue and ledger."""
+"""flagbot.bot.monitoring.metrics and GET /metrics: counters by label, state read from the queue and ledger."""
 
 # ruff: noqa: F811  (fixtures imported from tests/bot/core_support.py, then used as arguments)
 
@@ -8,7 +8,7 @@ import re
 
 import requests
 
-from flagbot.bot import metrics
+from flagbot.bot.monitoring import metrics
 from tests.bot.core_support import UNHANDLED, payload, post, server, settings  # noqa: F401
 
 

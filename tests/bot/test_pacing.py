@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from flagbot.bot.github.app import GitHubApp
+from flagbot.bot.github.identity import GitHubApp
 from flagbot.bot.github.pacing import WriteBucket
 from flagbot.bot.settings import Settings
 

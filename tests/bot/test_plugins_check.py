@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from flagbot.bot.replay import main as replay_main
+from flagbot.bot.admin.replay import main as replay_main
 from tests.bot.handlers_support import BASE_FILES, REPO, deliver, open_pr, runs_by_name
 
 PLUGINS = "flagbot / plugins"

@@ -12,10 +12,7 @@ from typing import Any
 
 import pytest
 
-from flagbot.bot import metrics
-from flagbot.bot.locks import RepoLocks
-from flagbot.bot.metrics import RECONCILED
-from flagbot.bot.reconcile import (
+from flagbot.bot.chores.reconcile import (
     LAST_ROUND_KEY,
     LOCK_NAME,
     GitHubDeliveryLog,
@@ -24,6 +21,9 @@ from flagbot.bot.reconcile import (
     next_cursor,
     parse_time,
 )
+from flagbot.bot.locks import RepoLocks
+from flagbot.bot.monitoring import metrics
+from flagbot.bot.monitoring.metrics import RECONCILED
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.chores import open_chores
 from flagbot.bot.store.factory import open_ledger
@@ -243,7 +243,7 @@ def test_the_first_round_looks_back_a_day_and_later_rounds_never_further(
 def test_flagbot_reconcile_dry_run_says_what_it_would_ask_and_asks_nothing(
         emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from flagbot.bot.reconcile import main
+    from flagbot.bot.chores.reconcile import main
 
     emu.create_repo(REPO, files=dict(BASE_FILES))
     number = emu.open_issue(REPO)["number"]

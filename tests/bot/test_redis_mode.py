@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from flagbot.bot.app import create_app
+from flagbot.bot.entry.web import create_app
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.redis import RedisLedger
 from tests.bot.core_support import (  # noqa: F401  (fixtures)
@@ -27,7 +27,6 @@ from tests.bot.core_support import (  # noqa: F401  (fixtures)
     redis_url,
     subprocess_env,
     wait_for,
-    wants,
 )
 from tests.bot.test_metrics import sample
 from tests.bot.test_worker import intervals, overlap
@@ -40,7 +39,7 @@ def rsettings(tmp_path: Path, redis_url: str) -> Settings:
 
 @pytest.fixture
 def web(rsettings: Settings) -> Iterator[ServerThread]:
-    with ServerThread(create_app(rsettings, wants=wants)) as srv:
+    with ServerThread(create_app(rsettings)) as srv:
         yield srv
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from flagbot.bot.admin.replay import main
 from flagbot.bot.devices.ids import Request
 from flagbot.bot.dispatch import HANDLERS, wants
-from flagbot.bot.replay import main
 from flagbot.hooks.cli import main as cli_main
 from flagbot.hooks.errors import UsageError
 from tests.bot.commands_support import branch, example_pr

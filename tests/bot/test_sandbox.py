@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.bot import sandbox
 from flagbot.bot.dispatch import BotHandlers
 from flagbot.bot.store.sqlite import SqliteLedger
+from flagbot.bot.work import sandbox
 from flagbot.bot.worker import Worker
 from tests.bot.core_support import wait_for
 from tests.bot.handlers_support import clean_backend, open_pr, runs_by_name

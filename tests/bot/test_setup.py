@@ -14,7 +14,7 @@ import pytest
 import requests
 import yaml
 
-from flagbot.bot import setup
+from flagbot.bot.admin import register
 from flagbot.hooks import cli
 from testing.github_emulator import Emulator
 from tests.bot.core_support import free_port, wait_for
@@ -66,7 +66,7 @@ def test_setup_registers_the_app_and_stores_its_credentials_0600(env: Path, emu:
     thread.join(20)
     assert box == [0] and "registered" in reply.text
     assert manifest["hook_attributes"]["url"] == HOOK and manifest["url"] == "https://bot.example.com"
-    template = yaml.safe_load(setup.MANIFEST.read_text())
+    template = yaml.safe_load(register.MANIFEST.read_text())
     assert manifest["default_permissions"] == template["default_permissions"]
     assert manifest["default_events"] == template["default_events"]
     [app] = emu.state.registered_apps
@@ -96,9 +96,9 @@ def test_a_code_converts_once(emu: Emulator) -> None:
     reply = requests.post(emu.url + "/settings/apps/new", data={"manifest": json.dumps(
         {"url": "https://x.example", "hook_attributes": {"url": HOOK}})}, timeout=5)
     code = reply.json()["code"]
-    assert setup.convert(emu.url, code)["pem"].startswith("-----BEGIN")
+    assert register.convert(emu.url, code)["pem"].startswith("-----BEGIN")
     with pytest.raises(cli.FlagbotError, match="refused"):
-        setup.convert(emu.url, code)
+        register.convert(emu.url, code)
 
 
 def test_setup_refuses_to_overwrite_stored_credentials(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,4 +119,26 @@ def test_setup_needs_an_http_webhook_url(env: Path, capsys: pytest.CaptureFixtur
     ("http://127.0.0.1:9000", "http://127.0.0.1:9000"),
 ])
 def test_web_url_follows_the_api_url(api: str, web: str) -> None:
-    assert setup.web_url(api) == web
+    assert register.web_url(api) == web
+
+
+def test_the_page_answers_only_its_own_host(env: Path, emu: Emulator) -> None:
+    # DNS rebinding: a hostile page whose name resolves to 127.0.0.1 sends its own Host header
+    thread, box, local = run_setup()
+    port = local.rsplit(":", 1)[1]
+    for path in ("/", "/callback?code=0123456789abcdef0123&state=x"):
+        reply = requests.get(local + path, headers={"Host": f"evil.example:{port}"}, timeout=5)
+        assert reply.status_code == 421 and "state=" not in reply.text
+    assert requests.get(f"http://localhost:{port}/", timeout=5).status_code == 200
+    assert not (env / "github-app").exists()
+    browser_posts_manifest(local)
+    thread.join(20)
+    assert box == [0]
+
+
+@pytest.mark.parametrize("code", ["../../user", "abc?x=1", "a" * 7, "abcd/efgh1234", ""])
+def test_a_code_that_is_not_githubs_never_reaches_the_api(emu: Emulator, code: str) -> None:
+    before = len(emu.calls)
+    with pytest.raises(cli.FlagbotError, match="not a GitHub manifest code"):
+        register.convert(emu.url, code)
+    assert len(emu.calls) == before

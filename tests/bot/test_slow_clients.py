@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from flagbot.bot.serving.reception import HEAD_TOO_LARGE, PARTIAL, READY, STREAMED, request_state
+from flagbot.bot.entry.serving.reception import (
+    HEAD_TOO_LARGE,
+    PARTIAL,
+    READY,
+    STREAMED,
+    request_state,
+)
 from flagbot.bot.settings import Settings
 from tests.bot.core_support import make_settings, payload, post
 from tests.bot.test_cli import Served

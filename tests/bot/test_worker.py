@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from flagbot.bot.app import create_app
+from flagbot.bot.entry.web import create_app
 from flagbot.bot.locks import LockTimeout, RepoLocks
 from flagbot.bot.settings import Settings
 from flagbot.bot.store.sqlite import SqliteLedger
@@ -64,6 +64,15 @@ def test_a_failing_handler_is_retried_with_back_off_then_succeeds(
     wait_for(lambda: settled(settings, "w-2"), what="w-2 settled")
     row = SqliteLedger(settings.state_dir / "ledger.db").get("w-2")
     assert row.status == "done" and row.attempts == 3
+
+
+def test_a_deferred_delivery_runs_again_later_without_spending_its_tries(
+        server, settings, worker, tmp_path) -> None:
+    post(server.url, payload(dir=str(tmp_path), defer_times=5), delivery="w-defer")
+    wait_for(lambda: settled(settings, "w-defer"), what="w-defer settled")
+    row = SqliteLedger(settings.state_dir / "ledger.db").get("w-defer")
+    # five deferrals and the run: more than the three tries a failing delivery gets
+    assert row.status == "done" and json.loads(row.result)["tries"] == 6
 
 
 def test_a_handler_failing_every_try_ends_failed_until_redelivered(
@@ -129,7 +138,6 @@ def test_a_delivery_that_kills_its_worker_fails_after_its_tries_and_shows_in_met
 def test_sigkill_mid_job_with_the_real_handlers_leaves_one_comment(emu, tmp_path) -> None:
     """Crash safety against the GitHub emulator: killed after the handlers wrote to GitHub,
     run again after a restart, and GitHub still shows one summary comment and one run per check."""
-    from flagbot.bot.dispatch import wants as real_wants
     from testing.bot_e2e import SECRET as E2E_SECRET
     from testing.bot_e2e import app_settings, base_files
 
@@ -142,7 +150,7 @@ def test_sigkill_mid_job_with_the_real_handlers_leaves_one_comment(emu, tmp_path
     env = subprocess_env(settings, GITHUB_APP_ID=emu.app_id, GITHUB_PRIVATE_KEY=emu.private_key_pem,
                          GITHUB_API_URL=emu.url, FLAGBOT_WRITE_SPACING_S="0")
     cmd = fake_bot_cmd("worker", "--lease-seconds", "1")
-    with ServerThread(create_app(settings, wants=real_wants)) as web:
+    with ServerThread(create_app(settings)) as web:
         first = subprocess.Popen(cmd, env=env, stderr=subprocess.DEVNULL)
         try:
             assert post(web.url, body, delivery="kill-e2e", secret=E2E_SECRET).status_code == 202

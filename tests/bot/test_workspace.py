@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from flagbot.bot.context import PullRequest
-from flagbot.bot.workspace import GitWorkspace, WorkspaceError, auth_env, redact
+from flagbot.bot.work.workspace import GitWorkspace, WorkspaceError, auth_env, redact
 from tests.bot.handlers_support import deliver, missing_patch_lines, open_pr, runs_by_name
 
 
@@ -31,20 +32,30 @@ def test_checkout_is_the_pr_head_and_goes_away_afterwards(emu, repo, tmp_path) -
     assert not tree.exists()
 
 
-def test_second_checkout_fetches_only_what_is_new(emu, repo, tmp_path) -> None:
+def fetches_run(trace: Path) -> int:
+    """`git fetch` commands git itself recorded in its trace2 event log."""
+    if not trace.exists():
+        return 0
+    events = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
+    return sum(1 for e in events if e.get("event") == "start" and e.get("argv", [None, None])[1:2] == ["fetch"])
+
+
+def test_second_checkout_fetches_only_what_is_new(emu, repo, tmp_path, monkeypatch) -> None:
+    trace = tmp_path / "trace2.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))  # git's own record of what it ran
     open_pr(emu, repo, {"a.txt": "1\n"})
     ws = GitWorkspace(tmp_path / "cache", repo.full_name, repo.clone_url)
     with ws.checkout(pull(emu, repo, 1)):
         pass
-    assert ws.fetches == 1  # base branch and PR head in one fetch
+    assert fetches_run(trace) == 1  # base branch and PR head in one fetch
     with ws.checkout(pull(emu, repo, 1)):
         pass
-    assert ws.fetches == 1
+    assert fetches_run(trace) == 1
     emu.push_commit(repo, branch="feature", files={"a.txt": "2\n"})
     emu.update_pull_head(repo, 1)
     with ws.checkout(pull(emu, repo, 1)) as tree:
         assert (tree / "a.txt").read_text() == "2\n"
-    assert ws.fetches == 2
+    assert fetches_run(trace) == 2
 
 
 def test_fork_head_is_fetched_from_the_fork_when_refs_pull_is_missing(emu, repo, tmp_path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from flagbot.bot import interest
-from flagbot.bot.app import create_app
+from flagbot.bot.entry.web import create_app
 from flagbot.bot.handlers.registry import ALL, HANDLERS, INTERNAL
 from tests.bot.core_support import SECRET, make_settings, sign
 
@@ -22,7 +22,7 @@ WEBHOOKS = Path(__file__).resolve().parents[1] / "data" / "webhooks"
 # In a fresh interpreter: build gunicorn's app, take one delivery, list what got imported.
 PROBE = """
 import json, sys
-from flagbot.bot import wsgi
+from flagbot.bot.entry import wsgi
 client = wsgi.app.test_client()
 body = json.dumps({"action": "opened", "repository": {"full_name": "o/r"},
                    "installation": {"id": 1}}).encode()
@@ -49,7 +49,7 @@ def test_the_web_process_loads_at_most_30_flagbot_modules_and_no_handler(tmp_pat
     status, modules = loaded_by_the_web_process(tmp_path)
     assert status == 202  # recorded and queued: the count includes the ledger and the queue
     ours = [m for m in modules if m == "flagbot" or m.startswith("flagbot.")]
-    assert "flagbot.bot.app" in ours and "flagbot.bot.interest" in ours
+    assert "flagbot.bot.ingest" in ours and "flagbot.bot.interest" in ours
     assert len(ours) <= MAX_FLAGBOT_MODULES, ours
     assert [m for m in ours if m.startswith(("flagbot.bot.handlers", "flagbot.bot.commands",
                                              "flagbot.bot.dispatch", "flagbot.hooks"))] == []

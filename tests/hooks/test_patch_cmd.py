@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,7 +131,7 @@ def test_failure_leaves_repository_exactly_as_it_was(work: Repo) -> None:
 def test_works_for_a_user_without_git_identity(work: Repo, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(HOME=str(tmp_path), GIT_CONFIG_NOSYSTEM="1", EMAIL="")
-    proc = subprocess.run(["python", "-m", "flagbot.hooks.cli", "-C", str(work.path), "patch",
+    proc = subprocess.run([sys.executable, "-m", "flagbot.hooks.cli", "-C", str(work.path), "patch",
                            "--device-type", "A_X100", "--base-commit-id", "base"],
                           env=env, capture_output=True, cwd=Path(__file__).parents[2])
     assert proc.returncode == 0, proc.stderr

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,7 @@ def test_build_is_standalone_and_survives_gc_prune_in_source(work: Repo) -> None
 def test_works_for_a_user_without_git_identity(work: Repo, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(HOME=str(tmp_path), GIT_CONFIG_NOSYSTEM="1", EMAIL="")
-    proc = subprocess.run(["python", "-m", "flagbot.hooks.cli", "-C", str(work.path), "unpatch",
+    proc = subprocess.run([sys.executable, "-m", "flagbot.hooks.cli", "-C", str(work.path), "unpatch",
                            "--device-type", "A_X100", "--commit-id", work.rev("base")[:6]],
                           env=env, capture_output=True, cwd=Path(__file__).parents[2])
     assert proc.returncode == 0, proc.stderr

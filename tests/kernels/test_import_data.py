@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from flagbot.kernels.cli import main
-from flagbot.kernels.imports.perfdata import validate
-from flagbot.kernels.imports.select import criterion, judge, select
+from flagbot.kernels.intake.perfdata import validate
+from flagbot.kernels.intake.select import criterion, judge, select
 from tests.kernels.generated_ops import write_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,7 +115,7 @@ def test_bad_shape_and_dtype_are_errors(files: Any) -> None:
 
 
 def _ops(**speeds: list[tuple[float, float]]) -> Any:
-    from flagbot.kernels.imports.perfdata import Config, Validation
+    from flagbot.kernels.intake.perfdata import Config, Validation
 
     return Validation(ops={op: [Config((8 * (i + 1),), "float32", your_time=y, cuda_time=b,
                                        flaggems_time=b) for i, (y, b) in enumerate(pairs)]

@@ -18,8 +18,8 @@ import pytest
 import torch
 
 from flagbot.kernels.cli import main
-from flagbot.kernels.imports import experimental, importer
-from flagbot.kernels.imports.checks import Outcome, Plan, write_files
+from flagbot.kernels.intake import experimental, operators
+from flagbot.kernels.intake.checks import Outcome, Plan, digest, write_files
 from tests.kernels.generated_ops import LAX_TEST, payload, selection, write_json
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,12 +133,13 @@ def stub_checks(monkeypatch: pytest.MonkeyPatch, fail_on: str | None = None,
                 exc: BaseException | None = None) -> None:
     """Checks that only write the files (and raise `exc` for operator `fail_on`)."""
     def fake(plan: Plan, folder: Path, settings: Any) -> Outcome:
-        write_files(folder, plan)
+        written = write_files(folder, plan)
         if plan.name == fail_on and exc is not None:
             raise exc
-        return Outcome(True, accuracy={"status": "pass", "shapes": "ci"})
+        return Outcome(True, accuracy={"status": "pass", "shapes": "ci"},
+                       digests={p.relative_to(folder).as_posix(): digest(p) for p in written})
 
-    monkeypatch.setattr(importer, "check", fake)
+    monkeypatch.setattr(operators, "check", fake)
 
 
 def test_replace_swaps_the_files_and_the_record(tree: Path,
@@ -190,7 +191,7 @@ def test_an_interrupted_import_leaves_the_tree_unchanged(tree: Path, step: str,
         stub_checks(monkeypatch, fail_on="neg", exc=KeyboardInterrupt())
     else:
         stub_checks(monkeypatch)
-        target = importer.shutil if step == "assemble" else importer.os
+        target = operators.shutil if step == "assemble" else operators.os
         name = "copyfile" if step == "assemble" else "rename"
         real = getattr(target, name)
         calls = []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from flagbot.kernels.imports.schema import SchemaError, build_spec, category, resolve
+from flagbot.kernels.intake.schema import SchemaError, build_spec, category, resolve
 
 
 @pytest.mark.parametrize("name, expected", [

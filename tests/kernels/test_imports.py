@@ -1,4 +1,4 @@
-"""kernels/ runs on device runners that have only torch, triton, numpy, PyYAML and this checkout."""
+"""kernels/ runs on device runners that have only torch, triton, numpy, PyYAML and flagbot installed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "kernels" / "experimental"
 # PyYAML is a core dependency of flagbot, so `pip install flagbot[kernels]` brings it.
-ALLOWED = {"torch", "triton", "numpy", "yaml", "flagbot", "flagbot.kernels"}
+# flagbot.exit_codes: the exit codes every side shares (it imports nothing).
+ALLOWED = {"torch", "triton", "numpy", "yaml", "flagbot", "flagbot.kernels", "flagbot.exit_codes"}
 # What the backend checker imports from the device side: it must not pull torch or triton.
 LAYOUT_MODULES = ("flaggems_layout", "tune_configs", "yamlload")
 

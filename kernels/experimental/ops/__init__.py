@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from flagbot.kernels.imports.experimental import specific_ops
+from flagbot.kernels.intake.experimental import specific_ops
 
 
 def get_specific_ops() -> list[tuple[str, Callable[..., Any]]]:
