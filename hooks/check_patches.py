@@ -22,16 +22,11 @@ from flagbot.hooks import git, precommit_config, since, unchecked
 from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import Finding, render_json, render_text
 from flagbot.hooks.folders import config_line, configured_folder, other_layouts
-from flagbot.hooks.hookmain import guarded, parse_args
+from flagbot.hooks.hookmain import guarded, parse_args, require_files
 from flagbot.hooks.patches import perfile_check, verify
 from flagbot.hooks.patches.perfile_verify import Options
 
 WHAT = "check-patches"
-
-
-def is_shallow(repo: Path) -> bool:
-    """Whether the repository is a shallow clone (history, and maybe bases, are missing)."""
-    return git.out(["rev-parse", "--is-shallow-repository"], cwd=repo) == "true"
 
 
 # Stages where a commit is being made: history may be incomplete and speed matters.
@@ -125,7 +120,7 @@ def check_patches(repo: Path, files: Sequence[str] = (), *, hardwares: str = "ha
     checks; the others the seed layout's.
     """
     if allow_missing_base is None:
-        allow_missing_base = False if layout_only else is_shallow(repo)
+        allow_missing_base = False if layout_only else git.is_shallow(repo)
     patches = select_patches(repo, hardwares, files)
     seed, perfile = perfile_check.split(repo, hardwares, patches)
     seed, findings = perfile_check.orphans(repo, hardwares, seed)
@@ -199,7 +194,7 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     layout_only = args.layout_only or (not args.full and hook_stage() in LAYOUT_STAGES)
     # the shallow question is about the user's clone, also when the tree of --since is checked
     missing_ok = args.allow_missing_base if args.allow_missing_base is not None else \
-        is_shallow(repo) if not layout_only else None
+        git.is_shallow(repo) if not layout_only else None
     options = perfile_options(args, Path(cwd or os.getcwd()))
 
     def check(tree: Path) -> list[Finding]:
@@ -227,8 +222,7 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
                       inherited=inherited, since=args.since or ""))
     if skipped:
         print(f"{WHAT}: {skipped} patch(es) were checked for layout only: their base commit is "
-              "not in this clone (shallow?); run `git fetch --unshallow` and check again",
-              file=sys.stderr)
+              f"not in this clone; {verify.missing_base_advice(repo)}", file=sys.stderr)
     return status
 
 
@@ -280,6 +274,7 @@ def verify_main(argv: Sequence[str] | None = None, *, cwd: str | None = None) ->
     here = Path(cwd or os.getcwd())
     repo = git.toplevel(here)
     hardwares = configured_folder(repo, "hardwares")
+    require_files(args.patches, here)
     given = [expand for p in args.patches
              for expand in folder_files(repo, repo_relative(repo, here, p))]
     rels = given or verify.find_patches(repo, hardwares)

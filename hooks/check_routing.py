@@ -18,11 +18,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flagbot.hooks import aten_ops, since
+from flagbot.hooks import aten_ops, git, since
 from flagbot.hooks.backend.discover import vendor_folders
+from flagbot.hooks.errors import UsageError
 from flagbot.hooks.findings import ERROR, WARNING, Finding, has_errors, render_json, render_text
 from flagbot.hooks.folders import configured_folder, repo_config
-from flagbot.hooks.hookmain import guarded
+from flagbot.hooks.hookmain import guarded, require_files
 from flagbot.hooks.plugin_kernels import KernelIndex, read_index
 from flagbot.hooks.torch_pin import Pin, declared_pin
 
@@ -232,7 +233,8 @@ def check_routing(repo: Path, files: Sequence[str], *, backends: Sequence[str] |
 
 def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     parser = argparse.ArgumentParser(prog="flagbot check-routing", description=__doc__.split("\n")[0])
-    parser.add_argument("files", nargs="*", metavar="FILE", help="routing files (backends.conf)")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="routing files (default: every "
+                        "tracked backends*.conf)")
     parser.add_argument("--backends", help="comma-separated backend names, replacing the default "
                         "set (the plugin's, routing.backends of .github/flagbot.yml and the vendor "
                         "folders under the backends root)")
@@ -242,21 +244,35 @@ def _run(argv: Sequence[str] | None, cwd: str | None) -> int:
     since.add_option(parser)
     args = parser.parse_args(argv)
     repo = Path(cwd or ".").resolve()
+    require_files(args.files, repo)
+    files = args.files or tracked_routing_files(repo)
     backends = [b.strip() for b in args.backends.split(",") if b.strip()] if args.backends else None
 
     def check(tree: Path) -> list[Finding]:
         # a file the change adds did not exist then: at REF it is simply not checked
-        files = args.files if tree == repo else [f for f in args.files if (tree / f).is_file()]
-        return check_routing(tree, files, backends=backends, kernels=not args.no_kernels)
+        here = files if tree == repo else [f for f in files if (tree / f).is_file()]
+        return check_routing(tree, here, backends=backends, kernels=not args.no_kernels)
 
     findings, inherited = since.judge(repo, args.since, check(repo), check)
+    if not files:  # after the check above, which reads .github/flagbot.yml and reports it broken
+        raise UsageError(f"no routing file named, and no tracked backends*.conf under {repo}",
+                         hint="flagbot check-routing FILE ...")
     if args.format == "json":
-        print(render_json(findings, WHAT, inherited=inherited, checked=len(args.files),
+        print(render_json(findings, WHAT, inherited=inherited, checked=len(files),
                           **({"since": args.since} if args.since else {})))
-    elif findings or args.files:
-        print(render_text(findings, f"{WHAT}: {len(args.files)} file(s)", inherited=inherited,
+    else:
+        print(render_text(findings, f"{WHAT}: {len(files)} file(s)", inherited=inherited,
                           since=args.since or ""))
     return 1 if has_errors(findings) else 0
+
+
+def tracked_routing_files(repo: Path) -> list[str]:
+    """Tracked files the check-routing hook would select (`backends*.conf`), relative to `repo`;
+    none outside a git repository."""
+    done = git.run(["ls-files", "-z", "--", ":(glob)**/backends*.conf"], cwd=repo, check=False)
+    if done.returncode != 0:
+        return []
+    return sorted(p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p)
 
 
 def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:

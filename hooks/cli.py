@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from flagbot.hooks import __version__
 from flagbot.hooks.errors import EXIT_USAGE, FlagbotError
+from flagbot.hooks.hookmain import closed_pipe, exit_quietly_on_closed_pipe, flush_stdout
 
 # name -> ("module:function", one-line help). Walked by tests/hooks/test_cli.py.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -89,7 +90,9 @@ def run(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; map expected errors, Ctrl-C and crashes onto the exit contract."""
     try:
-        return run(sys.argv[1:] if argv is None else argv)
+        code = run(sys.argv[1:] if argv is None else argv)
+        flush_stdout()
+        return code
     except FlagbotError as exc:
         print(f"flagbot: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -97,9 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("flagbot: interrupted; nothing was changed", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        from flagbot.hooks.hookmain import closed_pipe
-
         return closed_pipe()
+    except SystemExit:  # argparse's --help (and usage errors) exit from inside a command
+        exit_quietly_on_closed_pipe()
+        raise
     except ImportError as exc:
         print(f"flagbot: error: {exc}\n  hint: install the extra this command needs, "
               "e.g. pip install 'flagbot[bot]' or 'flagbot[kernels]'", file=sys.stderr)

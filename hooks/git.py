@@ -237,6 +237,11 @@ def is_ancestor(repo: Path, older: str, newer: str) -> bool:
     return proc.returncode == 0
 
 
+def is_shallow(repo: Path) -> bool:
+    """Whether the repository is a shallow clone (history, and maybe needed commits, are missing)."""
+    return out(["rev-parse", "--is-shallow-repository"], cwd=repo) == "true"
+
+
 def has_object(repo: Path, oid: str) -> bool:
     """Whether the object `oid` exists in the repository."""
     return run(["cat-file", "-e", oid], cwd=repo, check=False).returncode == 0

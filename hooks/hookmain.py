@@ -11,6 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from flagbot.hooks.errors import EXIT_USAGE, FlagbotError, UsageError
 
@@ -30,16 +31,40 @@ def closed_pipe() -> int:
     return EXIT_CLOSED_PIPE
 
 
+def flush_stdout() -> None:
+    """Write out buffered output while a closed pipe can still be handled.
+
+    When stdout is a pipe (not a terminal) Python buffers it, so a short output reaches the pipe
+    only at the interpreter's final flush, where a BrokenPipeError can no longer be caught and
+    ends the process with 120 and a message. Flushing before returning raises it here instead.
+    """
+    sys.stdout.flush()
+
+
+def exit_quietly_on_closed_pipe() -> None:
+    """For a SystemExit on its way out (argparse's --help): flush now, and if the reader is gone
+    leave with the closed-pipe status instead of the interpreter's 120 and message."""
+    try:
+        flush_stdout()
+    except BrokenPipeError:
+        raise SystemExit(closed_pipe()) from None
+
+
 def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Sequence[str] | None,
             cwd: str | None, prog: str) -> int:
     """Run `body(argv, cwd)`: expected errors print one message, a crash prints a traceback; 2."""
     try:
-        return body(argv, cwd)
+        code = body(argv, cwd)
+        flush_stdout()
+        return code
     except FlagbotError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except BrokenPipeError:
         return closed_pipe()
+    except SystemExit:
+        exit_quietly_on_closed_pipe()
+        raise
     except Exception:  # a crash must never read as "check failed" (1)
         import traceback  # only on a crash: `flagbot patch` start-up is timed in milliseconds
 
@@ -47,6 +72,15 @@ def guarded(body: Callable[[Sequence[str] | None, str | None], int], argv: Seque
         print(f"{prog}: internal error (a bug in flagbot); please report it with the traceback "
               "above", file=sys.stderr)
         return EXIT_USAGE
+
+
+def require_files(given: Sequence[str], base: Path) -> None:
+    """A path the user typed that does not exist is a usage error (2), not a failed check (1):
+    the spelling is wrong, not the thing it names (a folder is the command's to judge)."""
+    missing = [p for p in given if not (base / p).exists()]
+    if missing:
+        raise UsageError(f"{', '.join(missing)}: no such file (relative to {base})",
+                         hint="check the spelling, or leave the paths out to check every one")
 
 
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:

@@ -15,7 +15,7 @@ from pathlib import Path
 from flagbot.hooks import git
 from flagbot.hooks.errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from flagbot.hooks.folders import configured_folder
-from flagbot.hooks.hookmain import parse_args
+from flagbot.hooks.hookmain import parse_args, require_files
 from flagbot.hooks.patches import perfile_check, perfile_migrate_cmd
 from flagbot.hooks.patches.migrate import Outcome, find_encrypted, find_old_patches, migrate_one
 from flagbot.hooks.patches.perfile_migrate import Conversion
@@ -45,6 +45,7 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     here = Path(cwd or os.getcwd())
     repo = git.toplevel(here)
     hardwares = configured_folder(repo, "hardwares")
+    require_files(args.patches, here)
     given = [Path(os.path.relpath((here / p).resolve(), repo.resolve())).as_posix()
              for p in args.patches]
     if args.to_perfile:

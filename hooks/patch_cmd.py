@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from flagbot.hooks import git
+from flagbot.hooks.folders import configured_folder
 from flagbot.hooks.hookmain import parse_args
 from flagbot.hooks.patches.make import PatchResult, make_patch
 
@@ -52,7 +54,31 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     repo = git.toplevel(Path(cwd or os.getcwd()))
     result = make_patch(repo, args.device_type, args.base_commit_id, args.current_commit_id)
     print(report(result))
+    if git.resolve_commit(repo, "HEAD") == result.cur:
+        note = uncommitted_note(uncommitted(repo, configured_folder(repo, "hardwares")))
+        if note:
+            print(note, file=sys.stderr)
     return 0
+
+
+def uncommitted(repo: Path, hardwares: str) -> list[str]:
+    """Changed and new files not committed, outside the patches folder: a patch is made of
+    commits, so these are not in it."""
+    changed = git.run(["diff", "--name-only", "-z", "HEAD", "--"], cwd=repo).stdout
+    new = git.run(["ls-files", "--others", "--exclude-standard", "-z"], cwd=repo).stdout
+    paths = (changed + new).decode("utf-8", "surrogateescape").split("\0")
+    prefix = hardwares.rstrip("/") + "/"
+    return sorted({p for p in paths if p and not p.startswith(prefix)})
+
+
+def uncommitted_note(paths: list[str], shown: int = 5) -> str:
+    """The warning for work left out of the patch, or "" when there is none."""
+    if not paths:
+        return ""
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return (f"note: {len(paths)} uncommitted change(s) are not in the patch "
+            f"({', '.join(paths[:shown])}{more}); commit them and run flagbot patch again "
+            "to include them")
 
 
 if __name__ == "__main__":

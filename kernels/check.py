@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import gc
 import inspect
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,14 +11,17 @@ from typing import Any
 
 import torch
 
-from flagbot.kernels import gates, timing
+from flagbot.kernels import gates, health, perf
 from flagbot.kernels.accuracy import AccuracyCase, check_op, dtype_name
 from flagbot.kernels.backend_utils import interpreted
 from flagbot.kernels.baseline import Baseline, resolve
+from flagbot.kernels.device import Device
+from flagbot.kernels.device import resolve as resolve_device
 from flagbot.kernels.loader import Backend, BackendOp
 from flagbot.kernels.progress import BASE_WEIGHT, Progress
 from flagbot.kernels.registry import lookup
 from flagbot.kernels.spec import Case, OpSpec, numel
+from flagbot.kernels.yardsticks import Yardsticks
 
 INTERPRETER_SKIP = "the CPU interpreter computes bf16 on raw bit patterns (tl.dot); GPU only"
 
@@ -34,11 +37,30 @@ class CheckOptions:
     thresholds: gates.Thresholds = field(default_factory=gates.Thresholds)
     near_fails: bool = False
     baseline: str = "auto"  # auto | flaggems | generic: what an override is gated against
+    device: str | None = None  # --device; None: the default device (kernels/device.py)
+    # The vendor's runtime replays CUDA graphs, so launch overhead is not what users pay:
+    # gate short kernels on device time, not launch-inclusive time.
+    runtime_graphs: bool = False
+    wait_s: float = 600.0  # how long a busy device is waited for before "device busy"
+
+
+@dataclass
+class CheckResult:
+    """Report entries, exit code, the device used, its health reading and its yardsticks."""
+
+    entries: list[dict[str, Any]]
+    exit_code: int
+    device: Device
+    health: dict[str, Any] | None = None
+    yardsticks: dict[str, Any] | None = None
 
 
 def can_measure() -> bool:
-    """Timing needs a CUDA device and compiled (not interpreted) kernels."""
-    return torch.cuda.is_available() and not interpreted()
+    """Timing needs an accelerator and compiled (not interpreted) kernels."""
+    try:
+        return resolve_device(None).timed
+    except Exception:  # noqa: BLE001 - a device that cannot be reached cannot time
+        return False
 
 
 def provided(backend: Backend) -> str:
@@ -94,56 +116,6 @@ def dtypes_for(spec: OpSpec, wanted: Sequence[torch.dtype] | None) -> tuple[list
     return run, [f"{dtype_name(d)}: {INTERPRETER_SKIP}" for d in allowed if d not in run]
 
 
-def _perf_case(op: BackendOp, spec: OpSpec, case: Case, dtype: torch.dtype,
-               device: torch.device, base: tuple[str, Callable[..., Any] | None]
-               ) -> dict[str, Any]:
-    gen = torch.Generator(device=device).manual_seed(0)
-    args, kwargs = spec.make_inputs(case, dtype, device, gen)
-    assert op.func is not None
-    func: Callable[..., Any] = op.func
-    fns: dict[str, Callable[[], Any]] = {"candidate": lambda: func(*args, **kwargs)}
-    base_name, base_fn = base
-    if base_fn is not None:
-        fns[base_name] = lambda: base_fn(*args, **kwargs)
-    fns["native"] = lambda: spec.reference(*args, **kwargs)
-    m = timing.bench(fns)
-    lat = {k: timing.summary(v) for k, v in m.samples.items()}
-    moved, flops = spec.bytes_moved(case, dtype), spec.flops(case)
-    vs_base = (timing.ratio_summary(m.samples[base_name], m.samples["candidate"])
-               if base_fn is not None else None)
-    entry: dict[str, Any] = {
-        "dtype": dtype_name(dtype), "case": case.id, "mode": m.mode,
-        "latency_us": {k: round(v["median"], 3) for k, v in lat.items()},
-        "spread": {k: round(v["spread"], 4) for k, v in lat.items()},
-        "gbps": {k: round(moved / (v["median"] * 1e-6) / 1e9, 1) for k, v in lat.items()},
-        "tflops": {k: round(flops / (v["median"] * 1e-6) / 1e12, 2) for k, v in lat.items()},
-        "vs_native": timing.ratio_summary(m.samples["native"], m.samples["candidate"]),
-        "vs_generic": vs_base if base_name == "generic" else None,
-        "vs_baseline": vs_base,
-    }
-    return entry
-
-
-def _performance(op: BackendOp, spec: OpSpec, cases: Sequence[Case],
-                 dtypes: Sequence[torch.dtype], device: torch.device,
-                 base: tuple[str, Callable[..., Any] | None]) -> dict[str, Any]:
-    out: dict[str, Any] = {"status": "measured", "reason": None, "cases": []}
-    try:
-        for dtype in dtypes:
-            for case in cases:
-                out["cases"].append(_perf_case(op, spec, case, dtype, device, base))
-                gc.collect()
-                torch.cuda.empty_cache()
-    except Exception as exc:  # a kernel failing only under timing is still a per-op result
-        out["status"], out["reason"] = "error", f"{type(exc).__name__}: {exc}"
-    return out
-
-
-def _ratios(kind: str, perf: dict[str, Any]) -> list[gates.Ratio]:
-    key = "vs_baseline" if kind == "override" else "vs_native"
-    return [gates.Ratio(**c[key]) for c in perf["cases"] if c.get(key)]
-
-
 def _listed_only(entry: dict[str, Any], op: BackendOp) -> dict[str, Any]:
     """The entry of an op reported but never run: disabled, or no spec to check it with."""
     entry["accuracy"] = {"status": "not run", "skipped": [], "cases": []}
@@ -152,9 +124,83 @@ def _listed_only(entry: dict[str, Any], op: BackendOp) -> dict[str, Any]:
     return entry
 
 
-def check_backend_op(op: BackendOp, options: CheckOptions, device: torch.device,
-                     measure: bool, baseline: Baseline | None = None,
-                     progress: Progress | None = None) -> dict[str, Any]:
+@dataclass
+class Run:
+    """What every op of one run shares: the device, whether and why not it is timed, the
+    yardsticks, the op at the base revision (by name) and progress."""
+
+    device: Device
+    not_timed: str | None  # why performance is not measured, or None when it is
+    yardsticks: Yardsticks | None = None
+    base_ops: dict[str, BackendOp] | None = None  # --compare-to: the base's ops by name
+    ref: str | None = None
+    progress: Progress | None = None
+
+
+class _Stopwatch:
+    """Seconds spent inside a callable (synchronised: device work counts where it runs)."""
+
+    def __init__(self, fn: Callable[..., Any], device: Device) -> None:
+        self.fn, self.device, self.seconds = fn, device, 0.0
+        self.first: float | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        out = self.fn(*args, **kwargs)
+        self.device.synchronize()
+        spent = time.perf_counter() - start
+        self.seconds += spent
+        self.first = spent if self.first is None else self.first
+        return out
+
+
+def _accuracy(op: BackendOp, func: Callable[..., Any], cases: Sequence[Case],
+              dtypes: Sequence[torch.dtype], options: CheckOptions, run: Run
+              ) -> list[AccuracyCase]:
+    assert op.spec is not None
+    done = None
+    if run.progress is not None:
+        report = run.progress
+
+        def done(case: Case, dtype: torch.dtype, seeds: int) -> None:
+            report.case(op.name, f"{dtype_name(dtype)} {case.id}",
+                        (numel(case.shape) + BASE_WEIGHT) * seeds)
+
+    return check_op(op.spec, func, cases, dtypes, run.device.torch_device, options.seeds, done)
+
+
+def _base_accurate(base: BackendOp | None, cases: Sequence[Case], dtypes: Sequence[torch.dtype],
+                   options: CheckOptions, run: Run) -> bool | None:
+    """Whether the op at the base revision passes the same cases (None: no such op there)."""
+    if base is None or base.func is None or base.spec is None or base.error:
+        return None
+    results = check_op(base.spec, base.func, cases, dtypes, run.device.torch_device,
+                       options.seeds)
+    return bool(results) and all(c.ok for c in results)
+
+
+def _compare(entry: dict[str, Any], head_ok: bool, base: BackendOp | None,
+             cases: Sequence[Case], dtypes: Sequence[torch.dtype], options: CheckOptions,
+             run: Run) -> None:
+    """Head vs base of one op into `entry["compare"]`; a regression fails the op."""
+    assert run.ref is not None
+    # The base's accuracy matters only when the head is inaccurate (is that new?).
+    base_ok = (_base_accurate(base, cases, dtypes, options, run) if not head_ok else
+               (None if base is None or base.func is None else True))
+    measured = entry["performance"]["status"] == "measured"
+    ratios = perf.base_ratios(entry["performance"]) if measured else None
+    v = gates.compare_verdict(head_ok, base_ok, ratios, options.thresholds, run.ref)
+    entry["compare"] = {"ref": run.ref, "status": v.status, "reason": v.reason,
+                        "value": v.value.__dict__ if v.value else None}
+    if v.status == gates.REGRESSION:
+        old = entry["verdict"]
+        reason = v.reason if old["status"] not in gates.FAILING else \
+            f"{v.reason}; {old['reason']}"
+        entry["verdict"] = {**old, "status": gates.FAIL, "reason": reason}
+
+
+def check_backend_op(op: BackendOp, options: CheckOptions, run: Run,
+                     baseline: Baseline | None = None) -> dict[str, Any]:
     """The report entry of one op: accuracy cases, performance cases, verdict.
 
     An op is an override when there is something it replaces: `baseline`'s op (FlagGems' or
@@ -172,44 +218,56 @@ def check_backend_op(op: BackendOp, options: CheckOptions, device: torch.device,
     if op.skip_status:
         return _listed_only(entry, op)
     accuracy: list[AccuracyCase] = []
-    perf: dict[str, Any] = {"status": "not measured", "reason": None, "cases": []}
+    result: dict[str, Any] = {"status": "not measured", "reason": None, "cases": []}
     errors: list[str] = []
     skipped: list[str] = []
+    seconds: dict[str, float] = {}
+    cases: Sequence[Case] = ()
+    dtypes: list[torch.dtype] = []
+    at_base = (run.base_ops or {}).get(op.name)
     if op.spec is not None and op.func is not None and not op.error:
         dtypes, skipped = dtypes_for(op.spec, options.dtypes)
         cases = op.spec.cases(options.shapes)
-        done = None
-        if progress is not None:
-            report = progress
-
-            def done(case: Case, dtype: torch.dtype, seeds: int) -> None:
-                report.case(op.name, f"{dtype_name(dtype)} {case.id}",
-                            (numel(case.shape) + BASE_WEIGHT) * seeds)
-
-        accuracy = check_op(op.spec, op.func, cases, dtypes, device, options.seeds, done)
+        watch = _Stopwatch(op.func, run.device)
+        start = time.perf_counter()
+        accuracy = _accuracy(op, watch, cases, dtypes, options, run)
+        seconds["accuracy"] = time.perf_counter() - start
+        seconds["accuracy_candidate_calls"] = watch.seconds
+        seconds["accuracy_first_call"] = watch.first or 0.0
         errors += [c.error for c in accuracy if c.error and c.max_abs_err is None]
         failed = sum(not c.ok for c in accuracy)
-        if not measure:
-            perf["reason"] = ("no CUDA device: accuracy ran on Triton's CPU interpreter "
-                              "(TRITON_INTERPRET=1); timings there mean nothing")
+        if run.not_timed:
+            result["reason"] = run.not_timed
         elif failed == 0 and not errors:
-            perf = _performance(op, op.spec, cases, dtypes, device, base)
-            if perf["status"] == "error":
-                errors.append(f"during timing: {perf['reason']}")
+            start = time.perf_counter()
+            contenders = perf.Contenders(base, at_base.func if at_base and not at_base.error
+                                         and not at_base.skip_status else None)
+            result = perf.performance(op.func, op.spec, cases, dtypes, run.device, contenders,
+                                      run.yardsticks, options.runtime_graphs)
+            seconds["performance"] = time.perf_counter() - start
+            if result["status"] == "error":
+                errors.append(f"during timing: {result['reason']}")
     failed = sum(not c.ok for c in accuracy)
-    ratios = _ratios(kind, perf) if perf["status"] == "measured" else None
+    ratios = perf.gate_ratios(kind, result) if result["status"] == "measured" else None
     verdict = gates.op_verdict(kind, len(accuracy), failed, errors, ratios, options.thresholds,
                                op.error)
+    if verdict.status == gates.PASS and result["status"] == "measured":
+        verdict = gates.floor_verdict(perf.copy_fractions(result),
+                                      options.thresholds.min_fraction_of_copy) or verdict
     entry["accuracy"] = {"status": "pass" if accuracy and failed == 0 else
                          ("not run" if not accuracy else "fail"),
                          "skipped": skipped, "cases": [c.to_json() for c in accuracy]}
-    entry["performance"] = perf
+    entry["performance"] = result
+    entry["seconds"] = {k: round(v, 3) for k, v in seconds.items()}
     reason = verdict.reason
     if entry["baseline"] and entry["baseline"] != "generic":
         # The gate's wording names the generic kernel; say which op was really the yardstick.
         reason = reason.replace("speedup vs generic", f"speedup vs {entry['baseline']}")
     entry["verdict"] = {"status": verdict.status, "reason": reason,
                         "value": verdict.value.__dict__ if verdict.value else None}
+    if run.ref is not None and op.spec is not None and op.func is not None and not op.error:
+        _compare(entry, bool(accuracy) and failed == 0 and not errors, at_base, cases, dtypes,
+                 options, run)
     return entry
 
 
@@ -231,30 +289,55 @@ def location_of(func: Callable[..., Any] | None, root: Path) -> dict[str, Any] |
     return {"path": rel.as_posix(), "line": max(int(line), 1)}
 
 
+def _not_timed(device: Device, options: CheckOptions) -> tuple[str | None, dict[str, Any] | None]:
+    """(why performance is not measured or None, the health gate's reading)."""
+    if not device.timed:
+        return ("no accelerator: accuracy ran on Triton's CPU interpreter (TRITON_INTERPRET=1); "
+                "timings there mean nothing"), None
+    state = health.wait_until_free(device, options.wait_s)
+    if state["busy"]:
+        return (f"device busy: {state['busy']} after waiting {state['waited_s']:g} s; "
+                "re-run when the device is free"), state
+    return None, state
+
+
+def _progress(report: Progress, index: int, total: int, op: BackendOp,
+              options: CheckOptions) -> None:
+    cases = 0
+    if op.spec is not None and not op.skip_status and not op.error:
+        cases = (len(op.spec.cases(options.shapes)) * len(options.seeds)
+                 * len(dtypes_for(op.spec, options.dtypes)[0]))
+    report.op(index, total, op.name, cases, op.skip_status or ("error" if op.error else None))
+
+
 def run_check(backend: Backend, options: CheckOptions, baseline: Baseline | None = None,
-              progress: bool = False) -> tuple[list[dict[str, Any]], int]:
-    """Check every selected op; (report entries, exit code). Never stops at a failing op.
+              progress: bool = False, device: Device | None = None,
+              base: Backend | None = None, ref: str | None = None) -> CheckResult:
+    """Check every selected op; never stops at a failing op.
 
     `baseline` defaults to resolving `options.baseline` (which may raise BaselineUnavailable);
-    `progress` reports each op and slow cases on stderr.
+    `device` to `options.device` or the default device (kernels/device.py); `base` is the
+    backend at revision `ref` to compare with; `progress` reports each op and slow cases on
+    stderr.
     """
-    measure = can_measure()
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    base = baseline or resolve(options.baseline)
+    dev = device or resolve_device(options.device)
+    not_timed, state = _not_timed(dev, options)
+    run = Run(dev, not_timed, None if not_timed else Yardsticks(dev),
+              {op.name: op for op in base.ops} if base is not None else None, ref)
     chosen = select(backend, options.ops)
+    gated_against = baseline or resolve(options.baseline)
     # Timing roughly doubles a case's work on a GPU; the estimate only needs proportions.
-    report = Progress(sum(accuracy_weight(op, options) for op in chosen)) if progress else None
+    if progress:
+        run.progress = Progress(sum(accuracy_weight(op, options) for op in chosen))
     entries = []
     for index, op in enumerate(chosen, 1):
-        if report is not None:
-            cases = 0
-            if op.spec is not None and not op.skip_status and not op.error:
-                cases = (len(op.spec.cases(options.shapes)) * len(options.seeds)
-                         * len(dtypes_for(op.spec, options.dtypes)[0]))
-            report.op(index, len(chosen), op.name, cases,
-                      op.skip_status or ("error" if op.error else None))
-        entry = check_backend_op(op, options, device, measure, base, report)
+        if run.progress is not None:
+            _progress(run.progress, index, len(chosen), op, options)
+        entry = check_backend_op(op, options, run, gated_against)
         entry["location"] = location_of(op.raw or op.func, backend.path)
         entries.append(entry)
     verdicts = [gates.Verdict(e["verdict"]["status"], e["verdict"]["reason"]) for e in entries]
-    return entries, gates.exit_code(verdicts, options.near_fails)
+    code = gates.exit_code(verdicts, options.near_fails)
+    busy = state["busy"] if state else None
+    return CheckResult(entries, 2 if busy and code == 0 else code, dev, state,
+                       run.yardsticks.to_json() if run.yardsticks else None)

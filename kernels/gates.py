@@ -26,6 +26,11 @@ class Thresholds:
     override_min_speedup: float = 1.30
     new_op_min_fraction_of_native: float = 0.80
     min_spread: float = 0.02
+    # Optional absolute floor: an op whose memory-bound cases reach less than this fraction
+    # of the device's measured copy bandwidth (geometric mean) fails. None: off.
+    min_fraction_of_copy: float | None = None
+    # --compare-to: head slower than base by more than this (band clear of 1.0) regresses.
+    compare_tolerance: float = 0.05
 
 
 @dataclass(frozen=True)
@@ -112,3 +117,52 @@ def exit_code(verdicts: Sequence[Verdict], near_fails: bool = False) -> int:
     """1 if any op failed or errored (or is near the threshold, with near_fails); else 0."""
     bad = [v for v in verdicts if v.failed or (near_fails and v.status == NEAR)]
     return 1 if bad else 0
+
+
+def floor_verdict(fractions: Sequence[float], floor: float | None) -> Verdict | None:
+    """A failing verdict when the memory-bound cases' geometric-mean fraction of copy
+    bandwidth is under `floor`; None when it is not, or no floor is set or applies."""
+    usable = [f for f in fractions if f > 0]
+    if floor is None or not usable:
+        return None
+    got = geomean(usable)
+    if got >= floor:
+        return None
+    return Verdict(FAIL, f"reaches {got:.0%} of the device's copy bandwidth on its memory-bound "
+                         f"cases, under the floor of {floor:.0%} (--min-fraction-of-copy)")
+
+
+# Outcomes of comparing an op with the same op at the base revision (--compare-to).
+REGRESSION, SAME, FASTER, SLOWER_WITHIN, NEW_AT_HEAD, NOT_COMPARED = (
+    "regression", "same", "faster", "slower within noise", "new", "not compared")
+
+
+def compare_verdict(head_accurate: bool, base_accurate: bool | None,
+                    ratios: Sequence[Ratio] | None, t: Thresholds, ref: str) -> Verdict:
+    """Head vs base of one op: `ratios` are base time / head time per case (below 1: slower).
+
+    A regression is an op accurate at `ref` and inaccurate now, or slower than at `ref` by
+    more than the tolerance over its whole noise band (the band's high end under 1 - tol).
+    """
+    if base_accurate is None:
+        return Verdict(NEW_AT_HEAD, f"not at {ref}: nothing to compare with")
+    if not head_accurate:
+        if base_accurate:
+            return Verdict(REGRESSION, f"regression: accurate at {ref}, inaccurate now")
+        return Verdict(NOT_COMPARED, f"inaccurate at {ref} too")
+    if ratios is None or not ratios:
+        return Verdict(SAME if base_accurate else FASTER,
+                       "accurate" + ("" if base_accurate else f" (inaccurate at {ref})")
+                       + "; speed not compared (not timed)")
+    r = combine(ratios, t.min_spread)
+    text = f"{r.median:.2f}x the speed at {ref} (band {r.low:.2f}-{r.high:.2f})"
+    worst = min(ratios, key=lambda x: x.median)
+    # Beyond the band: even its optimistic end is slower than the tolerance allows. Identical
+    # code timed on tiny shapes read 0.93x (band 0.91-1.00) on an H100: noise, not a change.
+    if r.high < 1.0 - t.compare_tolerance:
+        return Verdict(REGRESSION, f"regression: {text}, slower by more than "
+                                   f"{t.compare_tolerance:.0%} (worst case {worst.median:.2f}x)",
+                       r)
+    if r.low > 1.0 + t.compare_tolerance:
+        return Verdict(FASTER, text, r)
+    return Verdict(SAME if r.median >= 1.0 - t.compare_tolerance else SLOWER_WITHIN, text, r)

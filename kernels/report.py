@@ -16,17 +16,20 @@ import numpy
 import torch
 import triton
 
-from flagbot.kernels import __version__, timing
+from flagbot.kernels import __version__
 from flagbot.kernels.backend_utils import interpreted
-from flagbot.kernels.check import CheckOptions
+from flagbot.kernels.check import CheckOptions, CheckResult
+from flagbot.kernels.device import Device, metadata
 from flagbot.kernels.loader import Backend
 
 SCHEMA = "flagbot.kernels.report"
-SCHEMA_VERSION = 2
+# 3: device type and how it was chosen, launch-inclusive times, yardsticks, health, compare,
+# expectations, plots, per-op seconds.
+SCHEMA_VERSION = 3
 
 
-def environment() -> dict[str, Any]:
-    """Versions, interpreter mode and the device (null without a GPU)."""
+def environment(device: Device | None = None) -> dict[str, Any]:
+    """Versions, interpreter mode and the device (null on the CPU)."""
     return {
         "python": platform.python_version(),
         "torch": torch.__version__,
@@ -34,7 +37,7 @@ def environment() -> dict[str, Any]:
         "numpy": numpy.__version__,
         "platform": platform.platform(),
         "interpreter": interpreted(),
-        "device": timing.device_metadata(),
+        "device": metadata(device) if device is not None else None,
     }
 
 
@@ -54,7 +57,8 @@ def backend_info(backend: Backend | None, path: str, error: str | None) -> dict[
 
 def build(argv: Sequence[str], options: CheckOptions, backend: dict[str, Any],
           ops: list[dict[str, Any]], exit_code: int,
-          baseline: dict[str, Any] | None = None) -> dict[str, Any]:
+          baseline: dict[str, Any] | None = None, device: Device | None = None,
+          result: CheckResult | None = None) -> dict[str, Any]:
     """The whole JSON document; `baseline` is what overrides were gated against."""
     counts: dict[str, int] = {}
     for op in ops:
@@ -65,7 +69,7 @@ def build(argv: Sequence[str], options: CheckOptions, backend: dict[str, Any],
         "tool": {"name": "flagbot kernels", "version": __version__},
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": list(argv),
-        "environment": environment(),
+        "environment": environment(device),
         "options": {
             "shapes": options.shapes,
             "ops": options.ops,
@@ -75,7 +79,13 @@ def build(argv: Sequence[str], options: CheckOptions, backend: dict[str, Any],
             "thresholds": dict(options.thresholds.__dict__),
             "near_fails": options.near_fails,
             "baseline": options.baseline,
+            "device": options.device,
+            "runtime_graphs": options.runtime_graphs,
+            "wait_s": options.wait_s,
         },
+        "health": result.health if result else None,
+        "yardsticks": result.yardsticks if result else None,
+        "compare": None,
         "baseline": baseline,
         "backend": backend,
         "ops": ops,
@@ -119,26 +129,46 @@ def _baseline_text(baseline: dict[str, Any] | None) -> str:
     return f", overrides gated against {baseline['name']} {baseline['version']}"
 
 
+def _compare_cell(op: dict[str, Any]) -> str:
+    cmp = op.get("compare")
+    if not cmp:
+        return "-"
+    value = cmp.get("value")
+    return f"{value['median']:.2f}x ({cmp['status']})" if value else str(cmp["status"])
+
+
+def _copy_cell(op: dict[str, Any]) -> str:
+    from flagbot.kernels.perf import copy_fractions
+
+    fractions = copy_fractions(op["performance"])
+    return f"{min(fractions):.0%}-{max(fractions):.0%}" if fractions else "-"
+
+
 def markdown(report: dict[str, Any]) -> str:
     """A compact table for a PR comment: one row per op, then one line per failing reason."""
     env, dev = report["environment"], report["environment"]["device"]
     where = dev["name"] if dev else "CPU (Triton interpreter; performance not measured)"
     b = report["backend"]
+    cmp = report.get("compare")
+    head = "| op | kind | accuracy | max rel err | speed | of copy bw |"
+    if cmp and cmp.get("sha"):
+        head += f" vs `{cmp['ref']}` |"
     lines = [
         f"**flagbot kernels check** `{b['path']}` ({b.get('vendor_name') or '?'}) on {where}",
         f"torch {env['torch']}, triton {env['triton']}, shapes `{report['options']['shapes']}`,"
         f" exit {report['summary']['exit_code']}{_baseline_text(report.get('baseline'))}",
         "",
-        "| op | kind | accuracy | max rel err | speed | verdict |",
-        "| --- | --- | --- | --- | --- | --- |",
+        head + " verdict |",
+        "|" + " --- |" * (head.count("|")),
     ]
     for op in report["ops"]:
         acc = op["accuracy"]
         n_ok = sum(c["ok"] for c in acc["cases"])
         ran = f"{n_ok}/{len(acc['cases'])}" if acc["cases"] else "-"
+        extra = f" {_compare_cell(op)} |" if cmp and cmp.get("sha") else ""
         lines.append(f"| {_op_cell(op)} | {op['kind']} | {ran} | "
-                     f"{_fmt(_worst_error(op), '.1e')} | {_speed_cell(op)} | "
-                     f"**{op['verdict']['status']}** |")
+                     f"{_fmt(_worst_error(op), '.1e')} | {_speed_cell(op)} | {_copy_cell(op)} |"
+                     f"{extra} **{op['verdict']['status']}** |")
     notes = [f"- `{op['op']}`: {op['verdict']['reason']}" for op in report["ops"]
              if op["verdict"]["status"] not in ("pass", "unmeasured", "not checked")
              or "slower on" in op["verdict"]["reason"]]
@@ -153,6 +183,11 @@ def markdown(report: dict[str, Any]) -> str:
                      f"{', '.join(others)}")
     if b.get("error"):
         notes.insert(0, f"- backend: {b['error']}")
+    health = report.get("health") or {}
+    if health.get("busy"):
+        notes.insert(0, f"- **device busy**: {health['busy']}; performance not measured")
+    if cmp and cmp.get("error"):
+        notes.insert(0, f"- --compare-to {cmp['ref']}: {cmp['error']}")
     if b.get("arch") or b.get("arch_note"):
         notes.insert(0, f"- architecture folder: {b.get('arch') or b.get('arch_note')}")
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"

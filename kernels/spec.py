@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from flagbot.kernels.case import Case as Case  # re-exported: ops and harness import it from here
+from flagbot.kernels.case import numel as numel
 
 # (positional args, keyword args) handed to a candidate, the generic kernel and torch alike.
 Inputs = tuple[tuple[Any, ...], dict[str, Any]]
@@ -16,20 +19,6 @@ FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 # The interpreter computes bf16 on raw bit patterns; only kernels that upcast on load are right.
 UPCASTING = FLOATS
 NO_BF16 = (torch.float32, torch.float16)
-
-
-@dataclass(frozen=True)
-class Case:
-    """One shape (plus op parameters) to check; `id` is what tables and test ids show."""
-
-    shape: tuple[int, ...]
-    params: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def id(self) -> str:
-        text = "x".join(str(n) for n in self.shape)
-        extra = ",".join(f"{k}={v}" for k, v in self.params.items())
-        return f"{text}[{extra}]" if extra else text
 
 
 @dataclass(frozen=True)
@@ -50,16 +39,17 @@ class OpSpec:
     interpreter_dtypes: tuple[torch.dtype, ...] = UPCASTING
 
     def cases(self, level: str) -> tuple[Case, ...]:
-        """The CPU-sized (`ci`) or device-sized (`full`) cases."""
+        """The CPU-sized (`ci`) or device-sized (`full`) cases, or `random:N:SEED`: N seeded
+        random cases (kernels/random_shapes.py; an op without a random distribution keeps
+        its full cases)."""
+        if level.startswith("random:"):
+            from flagbot.kernels import random_shapes
+
+            _, count, seed = level.split(":")
+            if self.name in random_shapes.SUPPORTED:
+                return random_shapes.draw(self.name, int(count), int(seed))
+            return self.full_cases
         return self.ci_cases if level == "ci" else self.full_cases
-
-
-def numel(shape: tuple[int, ...]) -> int:
-    """Product of a shape's dimensions."""
-    total = 1
-    for n in shape:
-        total *= n
-    return total
 
 
 def randn(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device,

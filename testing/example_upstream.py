@@ -76,7 +76,8 @@ def _git_env(when: int) -> dict[str, str]:
     return env
 
 
-def _git(path: Path, *args: str, when: int = EPOCH, data: bytes | None = None) -> str:
+def git(path: Path, *args: str, when: int = EPOCH, data: bytes | None = None) -> str:
+    """git in `path` with the example's pinned identity and dates (testing/example_pr.py too)."""
     proc = subprocess.run(["git", "-c", "commit.gpgsign=false", *args], cwd=path, input=data,
                           env=_git_env(when), capture_output=True, check=False)
     if proc.returncode != 0:
@@ -84,29 +85,30 @@ def _git(path: Path, *args: str, when: int = EPOCH, data: bytes | None = None) -
     return proc.stdout.decode().strip()
 
 
-def _commit(path: Path, files: dict[str, str], message: str, when: int) -> str:
+def commit(path: Path, files: dict[str, str], message: str, when: int) -> str:
+    """Write `files`, commit them with `message` at `when`, return the new commit id."""
     for rel, text in files.items():
         target = path / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
-    _git(path, "add", "-A", when=when)
-    _git(path, "commit", "-q", "--cleanup=verbatim", "-F", "-", when=when, data=message.encode())
-    return _git(path, "rev-parse", "HEAD")
+    git(path, "add", "-A", when=when)
+    git(path, "commit", "-q", "--cleanup=verbatim", "-F", "-", when=when, data=message.encode())
+    return git(path, "rev-parse", "HEAD")
 
 
 def build(path: Path) -> Example:
     """Create the upstream at `path` (a new folder): `main` at BASE, one branch per device."""
     path.mkdir(parents=True)
-    _git(path, "init", "-q", "-b", "main")
+    git(path, "init", "-q", "-b", "main")
     when = EPOCH
-    base = _commit(path, dict(UPSTREAM), "miniscale: first release\n", when)
+    base = commit(path, dict(UPSTREAM), "miniscale: first release\n", when)
     heads = {}
     for device, commits in ADAPTATIONS.items():
-        _git(path, "checkout", "-q", "-b", branch(device), base)
+        git(path, "checkout", "-q", "-b", branch(device), base)
         for message, files in commits:
             when += 60
-            heads[device] = _commit(path, files, message, when)
-    _git(path, "checkout", "-q", "main")
+            heads[device] = commit(path, files, message, when)
+    git(path, "checkout", "-q", "main")
     return Example(path, base, heads)
 
 

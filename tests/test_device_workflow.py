@@ -26,8 +26,10 @@ def step(uses: str) -> dict[str, Any]:
 
 def test_dispatch_inputs_are_the_ones_the_bot_sends() -> None:
     inputs = DOC[True]["workflow_dispatch"]["inputs"]  # YAML 1.1 reads `on` as True
-    assert set(inputs) == {"device", "runner", "pr", "sha", "backend", "ops", "min_speedup",
-                           "min_native_fraction", "request_id"}
+    assert set(inputs) == {"device", "runner", "pr", "sha", "base", "backend", "ops",
+                           "min_speedup", "min_native_fraction", "request_id"}
+    assert len(inputs) <= 10  # GitHub's limit on workflow_dispatch inputs
+    assert inputs["base"]["required"] is False
     assert all(inputs[k]["required"] for k in ("device", "runner", "pr", "sha", "backend", "request_id"))
     assert DOC["run-name"].endswith("[${{ inputs.request_id }}]")  # how a run finds its request
 
@@ -43,9 +45,13 @@ def test_checks_out_the_exact_sha_without_persisted_credentials() -> None:
     assert checkout["with"]["persist-credentials"] is False
 
 
-def test_installs_a_pinned_flagbot_not_the_host_checkout() -> None:
+def test_installs_flagbot_from_one_documented_place_not_the_host_checkout() -> None:
     package = JOB["env"]["FLAGBOT_PACKAGE"]
-    assert re.fullmatch(r"flagbot\[kernels\] @ git\+https://\S+@v\d+\.\d+\.\d+", package)
+    # no release exists: a git URL at a branch or commit (docs/install.md shows how to pin it)
+    assert re.fullmatch(r"flagbot\[kernels\] @ git\+https://\S+@(main|[0-9a-f]{40})", package)
+    assert TEXT.count("flagbot@") == 1 and "v0.1.0" not in TEXT
+    install_doc = (PATH.parents[2] / "docs/install.md").read_text(encoding="utf-8")
+    assert f'FLAGBOT_PACKAGE: "{package}"' in install_doc
     assert "bin/pip\" install --quiet \"$FLAGBOT_PACKAGE\"" in TEXT and '"$FLAGBOT_PACKAGE"' in TEXT
     assert "python -m flagbot" not in TEXT  # the console script: the checkout is not on its path
 
@@ -55,6 +61,17 @@ def test_runs_the_check_with_json_and_the_configured_gates() -> None:
     assert "--json" in run["run"] and "--min-speedup" in run["run"] and "--min-native-fraction" in run["run"]
     # inputs reach the shell through the environment only, never spliced into the script
     assert all("${{" not in s.get("run", "") for s in STEPS)
+
+
+def test_the_base_is_fetched_and_compared_and_plots_go_into_the_artifact() -> None:
+    fetch = next(s for s in STEPS if "git fetch" in str(s.get("run", "")))
+    assert fetch["env"]["BASE"] == "${{ inputs.base }}" and '"$BASE"' in fetch["run"]
+    run = next(s for s in STEPS if "kernels check" in str(s.get("run", "")))
+    assert 'git cat-file -e "$BASE^{commit}"' in run["run"]  # only a base that was fetched
+    assert 'args+=(--compare-to "$BASE")' in run["run"]
+    assert "||" in fetch["run"]  # a failed fetch (private repository) is a warning, not a failure
+    assert '--plot "$RUNNER_TEMP/report/plots"' in run["run"]
+    assert step("actions/upload-artifact@")["with"]["path"].endswith("/report/")
 
 
 def test_the_artifact_name_carries_the_request_id() -> None:

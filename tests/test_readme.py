@@ -23,3 +23,17 @@ def test_readme_opens_with_two_commands() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert readme_commands()[1] in ci.splitlines()
+
+
+def test_ci_runs_lint_after_the_readme_command() -> None:
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    readme = lines.index(readme_commands()[1])
+    assert any(".venv/bin/tox -e lint" in line for line in lines[readme + 1:])
+
+
+def test_the_readme_says_what_hooks_testing_and_tests_hold() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    hooks_row = next(line for line in text.splitlines() if line.startswith("| local | `hooks/`"))
+    assert "not only pre-commit hooks" in hooks_row
+    for folder in ("tests/", "testing/", "examples/"):
+        assert re.search(rf"^\| `{folder}` \| .+ \|$", text, re.M), folder

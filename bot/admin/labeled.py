@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from flagbot.bot.feed.atom import iso, record
 from flagbot.bot.feed.log import SELECTIONS
+from flagbot.bot.settings import Settings
 from flagbot.hooks.errors import UsageError
 
 
@@ -21,6 +23,17 @@ def since_epoch(text: str) -> float:
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     return when.timestamp()
+
+
+def nothing_found(args: argparse.Namespace, settings: Settings) -> str:
+    """Why the list is empty, on stderr: an empty answer and a wrong folder look alike otherwise."""
+    where = ("the label log in Redis" if settings.redis_url
+             else f"the label log {settings.feed_path}")
+    if not settings.redis_url and not settings.feed_path.exists():
+        return (f"flagbot labeled: no label log at {settings.feed_path}: nothing recorded there "
+                "yet, or not the bot's state folder (set FLAGBOT_STATE_DIR to the folder "
+                "`flagbot serve` uses, or run with -C in its working folder)")
+    return f"flagbot labeled: no {args.state} PRs labeled {args.label!r} in {where}"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -45,8 +58,15 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
 
     args = parser().parse_args(argv)
     since = since_epoch(args.since) if args.since else None
-    log = open_label_log(load_settings(cwd), create=False)
+    settings = load_settings(cwd)
+    if settings.redis_url:
+        from flagbot.bot.store.redis_reach import require_redis
+
+        require_redis(settings.redis_url)
+    log = open_label_log(settings, create=False)
     entries = log.find(args.label, repo=args.repo, since=since, state=args.state, limit=args.limit)
+    if not entries:
+        print(nothing_found(args, settings), file=sys.stderr)
     if args.json:
         print(json.dumps([record(e) for e in entries], indent=2))
         return 0

@@ -305,6 +305,10 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
         from flagbot.bot.settings import private_state
 
         private_state(settings.state_dir)  # clones of the repository land there
+        if settings.redis_url:  # the repository lock lives there
+            from flagbot.bot.store.redis_reach import require_redis
+
+            require_redis(settings.redis_url)
         result = run_on_github(settings, args.delivery, args.event, payload)
     print(json.dumps(result, indent=2, default=str) if args.json else render(result))
     failed = [n for n, c in (result.get("conclusions") or {}).items() if c == "failure"] + \

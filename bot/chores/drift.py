@@ -333,6 +333,10 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     # a relative FLAGBOT_STATE_DIR is taken relative to `-C PATH`, as `flagbot serve` takes it
     state_dir = (Path(cwd) if cwd else Path.cwd()) / settings.state_dir
     settings = settings.with_overrides(state_dir=state_dir.resolve())
+    if settings.redis_url:  # the repository lock lives there
+        from flagbot.bot.store.redis_reach import require_redis
+
+        require_redis(settings.redis_url)
     app = GitHubApp(settings)
     try:
         installation = app.installation_of(args.repo)

@@ -368,6 +368,10 @@ def main(argv: Sequence[str] | None = None, *, cwd: str | None = None) -> int:
     # a relative FLAGBOT_STATE_DIR is taken relative to `-C PATH`, as `flagbot serve` takes it
     settings = settings.with_overrides(
         state_dir=((Path(cwd) if cwd else Path.cwd()) / settings.state_dir).resolve())
+    if settings.redis_url:  # the ledger and the round's lock live there
+        from flagbot.bot.store.redis_reach import require_redis
+
+        require_redis(settings.redis_url)
     try:
         delivery_log = GitHubDeliveryLog(settings)
     except AppCredentialsError as exc:

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA = "flagbot.kernels.report"
-SCHEMA_VERSIONS = (1, 2)  # 2 added verdicts `disabled` and `not checked`; read alike here
+# 2 added verdicts `disabled` and `not checked`; 3 the head-vs-base comparison, device health
+# and plots (optional fields, read when present)
+SCHEMA_VERSIONS = (1, 2, 3)
 MAX_REPORT_BYTES = 4 * 1024 * 1024
 MAX_OPS = 200
 MAX_CASES = 20_000  # accuracy cases per op
@@ -25,6 +27,9 @@ SOURCE_RE = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_./-]{0,199}")
 KINDS = ("override", "new", "unknown")
 VERDICTS = ("pass", "fail", "near", "unmeasured", "error", "disabled", "not checked")
 PERF = ("measured", "not measured", "error")
+COMPARE = ("regression", "same", "faster", "slower within noise", "new", "not compared")
+PLOT_RE = re.compile(r"[A-Za-z0-9_.-]{1,80}\.png")
+MAX_PLOTS = MAX_OPS
 
 
 class ReportError(ValueError):
@@ -45,6 +50,8 @@ class OpResult:
     speedup: float | None  # the combined ratio the gate judged (median), when measured
     performance: str
     source: tuple[str, int] | None  # file relative to the backend folder, line
+    compare: str | None = None  # head vs base outcome (COMPARE), when compared
+    vs_base: float | None = None  # head speed / base speed (median), when timed
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,9 @@ class Report:
     backend_error: str | None
     baseline: str
     ops: list[OpResult] = field(default_factory=list)
+    compare_ref: str | None = None  # the base revision compared with, when it loaded
+    busy: str | None = None  # why the device was too busy to time, when it was
+    plots: tuple[str, ...] = ()  # PNG names in the artifact's plots/ folder
 
     @property
     def failed(self) -> list[OpResult]:
@@ -133,6 +143,7 @@ def _op(raw: Any, i: int) -> OpResult:
     speedup = _number(_get(value, "median", where + "verdict.value."), where + "verdict.value.median") \
         if value is not None else None
     perf = _get(raw, "performance", where)
+    compare, vs_base = _compare(raw.get("compare"), where)
     return OpResult(
         name=name,
         kind=_choice(_get(raw, "kind", where), KINDS, where + "kind"),
@@ -143,7 +154,31 @@ def _op(raw: Any, i: int) -> OpResult:
         performance=_choice(_get(perf, "status", where + "performance."), PERF,
                             where + "performance.status"),
         source=_source(raw.get("location"), where),
+        compare=compare, vs_base=vs_base,
     )
+
+
+def _compare(value: Any, where: str) -> tuple[str | None, float | None]:
+    if value is None:
+        return None, None
+    status = _choice(_get(value, "status", where + "compare."), COMPARE, where + "compare.status")
+    ratio = value.get("value") if isinstance(value, dict) else None
+    median = _number(_get(ratio, "median", where + "compare.value."),
+                     where + "compare.value.median") if ratio is not None else None
+    return status, median
+
+
+def _extras(doc: dict[str, Any]) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """(compared ref, device-busy reason, plot names) of a version 3 report."""
+    cmp = doc.get("compare")
+    ref = _text(cmp, "ref", "compare.") if isinstance(cmp, dict) and cmp.get("sha") else None
+    health = doc.get("health")
+    busy = _text(health, "busy", "health.", optional=True) if isinstance(health, dict) else None
+    plots = doc.get("plots") or []
+    if not isinstance(plots, list) or len(plots) > MAX_PLOTS or \
+            not all(isinstance(p, str) and PLOT_RE.fullmatch(p) for p in plots):
+        raise ReportError(f"plots: must be a list of at most {MAX_PLOTS} `<name>.png` file names")
+    return ref, busy, tuple(plots)
 
 
 def parse_report(data: bytes) -> Report:
@@ -158,7 +193,7 @@ def parse_report(data: bytes) -> Report:
         raise ReportError("report.json: the top level must be an object")
     if doc.get("schema") != SCHEMA or doc.get("schema_version") not in SCHEMA_VERSIONS \
             or isinstance(doc.get("schema_version"), bool):
-        raise ReportError(f"report.json: expected schema {SCHEMA} version 1 or 2, got "
+        raise ReportError(f"report.json: expected schema {SCHEMA} version 1 to 3, got "
                           f"{str(doc.get('schema'))[:60]!r} version {str(doc.get('schema_version'))[:10]}")
     env = _get(doc, "environment", "")
     device = _get(env, "device", "environment.")
@@ -176,6 +211,7 @@ def parse_report(data: bytes) -> Report:
     if not isinstance(interpreter, bool):
         raise ReportError("environment.interpreter: must be true or false")
     baseline = doc.get("baseline")
+    ref, busy, plots = _extras(doc)
     return Report(
         exit_code=int(exit_code),
         device=_text(device, "name", "environment.device.") if device is not None else None,
@@ -191,4 +227,5 @@ def parse_report(data: bytes) -> Report:
         baseline=(f"{_text(baseline, 'name', 'baseline.')} {_text(baseline, 'version', 'baseline.')}"
                   if isinstance(baseline, dict) else "generic"),
         ops=[_op(raw, i) for i, raw in enumerate(ops)],
+        compare_ref=ref, busy=busy, plots=plots,
     )

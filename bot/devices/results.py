@@ -9,7 +9,7 @@ under the device's backend folder.
 from __future__ import annotations
 
 from flagbot.bot.devices.plan import Device, Rules
-from flagbot.bot.devices.report import Report
+from flagbot.bot.devices.report import OpResult, Report
 from flagbot.bot.github import checkruns
 from flagbot.bot.github.markdown import code
 from flagbot.hooks.findings import ERROR, Finding
@@ -30,6 +30,14 @@ def speed(op_speedup: float | None, kind: str, performance: str) -> str:
     if op_speedup is None:
         return performance
     return f"{op_speedup:.2f}x vs {'native' if kind == 'new' else 'baseline'}"
+
+
+def head_vs_base(op: OpResult) -> str:
+    """The head-vs-base cell: speed ratio and outcome (`0.77x regression`)."""
+    if op.compare is None:
+        return "-"
+    icon = "❌ " if op.compare == "regression" else ""
+    return icon + (f"{op.vs_base:.2f}x {op.compare}" if op.vs_base is not None else op.compare)
 
 
 def threshold_problem(report: Report, rule: Rules) -> str | None:
@@ -56,14 +64,18 @@ def from_report(report: Report, device: Device, rule: Rules, run_url: str | None
         problems.append(gate)
     if report.backend_error:
         problems.append("the backend did not load: " + code(scrub(report.backend_error, report, backend), 400))
+    if report.busy:
+        problems.append("device busy, speed not measured: " + code(report.busy, 300))
+    base = f" vs base {code(report.compare_ref, 40)} |" if report.compare_ref else ""
     if report.ops:
-        lines += ["| op | kind | accuracy | max rel err | speed | verdict |",
-                  "| --- | --- | --- | --- | --- | --- |"]
+        lines += ["| op | kind | accuracy | max rel err | speed |" + base + " verdict |",
+                  "| --- | --- | --- | --- | --- |" + (" --- |" if base else "") + " --- |"]
     for op in report.ops:
         err = "-" if op.worst_rel_err is None else f"{op.worst_rel_err:.1e}"
         lines.append(f"| {code(op.name, 64)} | {op.kind} | {op.passed}/{op.cases} | {err} | "
-                     f"{speed(op.speedup, op.kind, op.performance)} | "
-                     f"{ICONS.get(op.verdict, '')} **{op.verdict}** |")
+                     f"{speed(op.speedup, op.kind, op.performance)} |"
+                     + (f" {head_vs_base(op)} |" if base else "")
+                     + f" {ICONS.get(op.verdict, '')} **{op.verdict}** |")
     notes = [op for op in report.ops if op.verdict not in ("pass", "unmeasured", "disabled")]
     if notes:
         lines.append("")
@@ -81,6 +93,9 @@ def from_report(report: Report, device: Device, rule: Rules, run_url: str | None
         lines += ["", *[f"- **{p}**" for p in problems]]
     if run_url:
         lines += ["", f"Logs and the full report: {run_url}"]
+        if report.plots:
+            lines.append(f"Plots (speed by shape, `plots/` in the run's artifact): "
+                         f"{', '.join(code(p, 90) for p in report.plots[:40])}")
     failed = bool(report.failed or problems)
     title = (f"{len(report.failed)} of {len(report.ops)} op(s) failed" if report.failed
              else problems[0][:120] if problems

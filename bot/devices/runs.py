@@ -108,7 +108,8 @@ def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Seque
         record.finished(ctx, request.id, result.conclusion)
         return Started(device.name, "ran", f"{result.conclusion}: {result.title}")
     inputs = {"device": device.name, "runner": json_list(device.runner), "pr": str(pr.number),
-              "sha": pr.head_sha, "backend": device.backend, "ops": ",".join(ops),
+              "sha": pr.head_sha, "base": pr.base_sha, "backend": device.backend,
+              "ops": ",".join(ops),
               "min_speedup": f"{rule.min_speedup:g}",
               "min_native_fraction": f"{rule.min_native_fraction:g}", "request_id": request.id}
     try:

@@ -277,6 +277,10 @@ def work(args: argparse.Namespace, *, cwd: str | None = None,
          handlers: HandlersFactory = bot_handlers) -> int:
     """Run a worker with `handlers` until SIGTERM/SIGINT."""
     settings = setup_logging(args, serving_settings(cwd))
+    if settings.redis_url:
+        from flagbot.bot.store.redis_reach import require_redis
+
+        require_redis(settings.redis_url)
     private_state(settings.state_dir)
     signals = StopSignals()
     checkpointer = sqlite_checkpointer(settings)

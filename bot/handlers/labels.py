@@ -18,7 +18,7 @@ from flagbot.bot.github.markdown import code
 from flagbot.bot.handlers.globs import compile_globs, matching_glob
 from flagbot.hooks.config import RepoConfig, label_name
 from flagbot.hooks.findings import WARNING, Finding
-from flagbot.hooks.patches.devices import DEVICE_RE
+from flagbot.hooks.patches.devices import DEVICE_RE, label_spelling
 
 log = logging.getLogger(__name__)
 
@@ -82,13 +82,13 @@ def unusable(device: str, folder: str, name: str, known: Collection[str] | None)
     """Why the folder's device cannot be a `vendor:` label (None: it can). `known`: the
     configured and stored devices (None: any well-formed one)."""
     is_backend = folder.rsplit("/", 1)[-1].startswith("_")
-    if is_backend and not BACKEND_FOLDER_RE.fullmatch("_" + device):
+    if is_backend and not BACKEND_FOLDER_RE.fullmatch(folder.rsplit("/", 1)[-1]):
         return "not a vendor folder name like `_acme` (lower case, digits, `_`)"
     if not is_backend and not DEVICE_RE.fullmatch(device):
         return "not a device name like A_X100"
     if len(name) > MAX_LABEL_NAME:
         return f"its label would be {len(name)} characters, over GitHub's {MAX_LABEL_NAME}"
-    if known is not None and device not in known:
+    if known is not None and device.lower() not in {k.lower() for k in known}:
         return NEW_VENDOR
     return None
 
@@ -108,15 +108,19 @@ def plan_labels(config: RepoConfig, paths: Sequence[str], *,
     pu1_files: list[str] = []
     pu1_globs: list[str] = []
     devices: dict[str, tuple[str, list[str]]] = {}
-    for path in paths:
+    # one device, one label: `_a_x100/` and `hardwares/A_X100/` are both `vendor: A_X100`
+    found_all = [vendor_of(path, config) for path in paths]
+    spellings = {*(known or ()), *(str(d) for d in config["devices"]),
+                 *(f[0] for f in found_all if f is not None)}
+    for path, found in zip(paths, found_all, strict=True):
         glob = matching_glob(path, globs)
         if glob is not None:
             pu1_files.append(path)
             if glob not in pu1_globs:
                 pu1_globs.append(glob)
-        found = vendor_of(path, config)
         if found is not None:
-            devices.setdefault(found[0], (found[1], []))[1].append(path)
+            device = label_spelling(found[0], spellings)
+            devices.setdefault(device, (found[1], []))[1].append(path)
     wanted: dict[str, WantedLabel] = {}
     if pu1_files:
         label = Label(pu1["name"], pu1.get("color", "5319e7"), pu1.get("description", ""))

@@ -29,11 +29,21 @@ DESCRIPTORS: dict[str, dict[str, tuple[type, ...]]] = {
 }
 
 
+def lower_case_hint(name: str) -> str:
+    """For `_A_X100`: the device-name rule's folder for that device (device names ignore case)."""
+    lower = name.lower()
+    if name != lower and FOLDER_RE.match(lower):
+        return (f"; device names ignore case and a device's backend folder is its name in lower "
+                f"case: rename it to {lower!r} (the folder of device {name[1:]})")
+    return ""
+
+
 def check_folder(v: Vendor) -> None:
     """The folder is `_<vendor>` and holds the files FlagGems' loader requires."""
     if not FOLDER_RE.match(v.folder.name):
         v.add("vendor-folder-name", v.folder, 0, f"folder {v.folder.name!r} is not named _<vendor> "
-              "(underscore + lower-case name); FlagGems imports backends as _<vendor_name>")
+              "(underscore + lower-case name); FlagGems imports backends as _<vendor_name>"
+              + lower_case_hint(v.folder.name))
     for rel in missing_files(v.folder):
         v.add("required-file", v.folder / rel, 0, f"missing; FlagGems needs {rel} in every "
               "vendor folder (copy it from backends/_template)")

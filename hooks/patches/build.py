@@ -20,7 +20,7 @@ from flagbot.hooks import git
 from flagbot.hooks.errors import CheckFailed, UsageError
 from flagbot.hooks.folders import configured_folder, hetero_file
 from flagbot.hooks.patches import hetero, patchfile, roundtrip, verify
-from flagbot.hooks.patches.devices import check_devices, check_hex_prefix
+from flagbot.hooks.patches.devices import check_devices, check_hex_prefix, check_spelling
 from flagbot.hooks.patches.scratch import GitDir
 
 MARKER = "flagbot-build"  # inside the build's .git: the commit flagbot left HEAD at
@@ -201,6 +201,7 @@ def unpatch(repo: Path, devices: Sequence[str], prefix: str, *, build_dir: str =
     devs = check_devices(devices)
     want = check_hex_prefix(prefix, option="--commit-id")
     hw = configured_folder(repo, "hardwares", hardwares)
+    check_spelling(devs, repo, hw)
     base, rels = resolve_patches(repo, hw, devs, want)
     if not git.has_object(repo, f"{base}^{{commit}}"):
         raise UsageError(f"base commit {base[:12]} is not in this repository",

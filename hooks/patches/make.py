@@ -17,7 +17,7 @@ from flagbot.hooks import git
 from flagbot.hooks.errors import CheckFailed, UsageError
 from flagbot.hooks.folders import configured_folder, hetero_file
 from flagbot.hooks.patches import generate, hetero, patchfile, roundtrip
-from flagbot.hooks.patches.devices import check_commit, check_devices
+from flagbot.hooks.patches.devices import check_commit, check_devices, check_spelling
 from flagbot.hooks.patches.scratch import GitDir, Scratch
 
 
@@ -173,6 +173,7 @@ def make_patch(repo: Path, devices: Sequence[str], base_rev: str, cur_rev: str =
     check_commit(base_rev, option="--base-commit-id")
     check_commit(cur_rev, option="--current-commit-id")
     hw = configured_folder(repo, "hardwares", hardwares)
+    check_spelling(devs, repo, hw)
     base, cur = git.resolve_commits(repo, [base_rev, cur_rev],
                                     whats=["base commit", "current commit"])
     if base == cur:

@@ -113,6 +113,16 @@ def check_layout(repo: Path, hardwares: str = "hardwares") -> list[Finding]:
     return findings
 
 
+def missing_base_advice(repo: Path, base: str = "BASE") -> str:
+    """What to do about a base commit the repository lacks: only a shallow clone can get it
+    by deepening; in a full clone the patch was made on another repository's history."""
+    if git.is_shallow(repo):
+        return "this is a shallow clone: fetch the history (git fetch --unshallow) to check them"
+    return ("the clone is complete, so the patch was made on another repository's history: "
+            "verify it in a clone of that repository, or fetch the commit from it "
+            f"(git fetch URL {base})")
+
+
 def verify_patch(repo: Path, patch_rel: str, *, hardwares: str = "hardwares",
                  allow_missing_base: bool = False) -> list[Finding]:
     """Full check: layout, applies at base, round trip, canonical bytes."""
@@ -124,9 +134,8 @@ def verify_patch(repo: Path, patch_rel: str, *, hardwares: str = "hardwares",
         severity = WARNING if allow_missing_base else ERROR
         return findings + [Finding(
             patch_rel, 0, severity, "base-unavailable",
-            f"base commit {base[:12]} is not in this repository (shallow or partial clone?), so "
-            "applying and the byte round trip were not checked; fetch more history "
-            "(git fetch --unshallow) to check them")]
+            f"base commit {base[:12]} is not in this repository, so applying and the byte "
+            f"round trip were not checked; {missing_base_advice(repo, base[:12])}")]
     return findings + _apply_and_compare(repo, patch_rel, data, base, hardwares)
 
 

@@ -19,6 +19,7 @@ import triton
 import triton.language as tl
 
 from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
+from flagbot.kernels.ops._rows_split import SPLIT_BLOCK, softmax_split_rows, split_chunks
 
 # A whole row lives in registers up to this many elements; longer rows take the looped path.
 MAX_ROW_BLOCK = 16384
@@ -27,6 +28,7 @@ MAX_ROW_BLOCK = 16384
 LONG_BLOCK, LONG_WARPS = 8192, 16
 ROW_TILE = 4096  # elements per program when several short rows share one
 COLS_PROGRAMS = 512  # programs wanted by the column kernel (earlier dims)
+FEW_COLUMN_PROGRAMS, LONG_COLUMNS = 32, 8192  # below / above these: copy, then rows
 
 
 def row_block(n: int) -> int:
@@ -206,6 +208,16 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
         inner *= size
     if inner == 1:
         _launch_rows(src.view(-1, r), out, log, max_row_block)
+    elif (src.numel() // (r * inner)) * triton.cdiv(inner, 64) < FEW_COLUMN_PROGRAMS \
+            and r >= LONG_COLUMNS:
+        # A few columns down a long dim (softmax along the rows of a transposed [11, 200064]
+        # tensor): the column kernel would give one program per 64 columns, each walking the
+        # whole dim twice (0.04x torch on an H100). One copy that makes the dim last, then
+        # the row kernels, costs two extra passes instead.
+        rows = src.movedim(d_src, -1).contiguous()
+        done = torch.empty_like(rows)
+        _launch_rows(rows.view(-1, r), done, log, max_row_block)
+        return done.movedim(-1, d_src).permute(inverse(order))
     else:
         outer = src.numel() // (r * inner)
         block_i = cols_block(outer, inner)
@@ -228,6 +240,10 @@ def _launch_rows(view: torch.Tensor, out: torch.Tensor, log: bool, max_row_block
         kernel[(triton.cdiv(m, rows),)](view, out, m, n, view.stride(0), LOG=log, BLOCK_N=block,
                                         ROWS=rows, ALIGN=alignment(n, view.stride(0)),
                                         num_warps=row_warps(block * rows))
+    elif (chunk := split_chunks(m, n, min(SPLIT_BLOCK, max_row_block))) < n:
+        # fewer rows than the GPU has room for: chunks of each row go to separate programs
+        softmax_split_rows(view, out, log, alignment(n, view.stride(0)), chunk,
+                           min(SPLIT_BLOCK, max_row_block))
     else:
         tile = min(LONG_BLOCK, max_row_block)
         kernel = _softmax_long_kernel

@@ -12,6 +12,7 @@ import triton
 import triton.language as tl
 
 from flagbot.kernels.ops._reduce import sum_partials
+from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.spec import NO_BF16, Case, Inputs, OpSpec, randn
 
 # Tile configurations are picked by shape, not autotuned: the generic library must run the same
@@ -20,6 +21,9 @@ from flagbot.kernels.spec import NO_BF16, Case, Inputs, OpSpec, randn
 # stages, 16-bit), which fits A100-class and newer GPUs. Few output tiles (skinny or GEMV-like products) split K across programs that
 # write fp32 partial products, summed by a second launch.
 TARGET_PROGRAMS = 264  # two per multiprocessor on a 132-SM part
+SMALL_GRID = 192  # fewer 128x128 output tiles than this: 64x128 tiles
+WIDE_GRID = 1000  # this many 128x128 tiles or more (~4 waves): 128x256 tiles
+FEW_TILES = 64  # fewer output tiles than this (half the SMs of a 132-SM part): split K too
 
 
 @dataclass(frozen=True)
@@ -38,27 +42,36 @@ class MMConfig:
 def mm_config(m: int, n: int, k: int, dtype: torch.dtype) -> MMConfig:
     """The tile configuration for an (m, k) @ (k, n) product in `dtype`.
 
-    Picked from one sweep of tile shapes (H200, 2026-11-26): 16-bit 4096^3 128x256x64 203 us,
+    Picked from sweeps of tile shapes: H200, 2026-11-26: 16-bit 4096^3 128x256x64 203 us,
     128x128x64 233 (torch 180); 1024^3 64x128x64 10.6 us, 128x128x64 14.4 (torch 9.4);
     fp32 (3xTF32) 4096^3 128x64x32 2491 us, 128x128x32 3919 (torch 2688); 64x8192x8192 fp16
-    split 2 49.5 us, split 5 64.0 (torch 43.6).
+    split 2 49.5 us, split 5 64.0 (torch 43.6). H100, same day, bf16 (128x128x64/8 warps,
+    128x256x64, 64x128x64): 1999x1999x999 45 / 48 / 50 us (torch 74); 3001x2999x1023
+    80 / 92 / 84 (torch 185); 4097x3001x1999 163 / 153 / 185; 4096^3 262 / 188 / 333;
+    1024x1024x1000 15.5 / 18.1 / 12.2 (torch 11.2).
     """
     wide = dtype.itemsize == 2
     bk = 64 if wide else 32
+    tiles_128 = triton.cdiv(m, 128) * triton.cdiv(n, 128)
     if m <= 16:
         cfg, max_split = MMConfig(16, 128, bk, 4, 4), 8
     elif m <= 64:
         cfg, max_split = MMConfig(64, 128, bk, 4, 4), 2
     elif not wide:
-        cfg, max_split = MMConfig(128, 64, 32, 4, 4), 1
-    elif triton.cdiv(m, 128) * triton.cdiv(n, 128) < TARGET_PROGRAMS:
-        cfg, max_split = MMConfig(64, 128, 64, 4, 4), 1
-    elif m >= 2048 and n >= 2048:
+        cfg = MMConfig(128, 64, 32, 4, 4)
+        max_split = 4 if triton.cdiv(m, 128) * triton.cdiv(n, 64) < FEW_TILES else 1
+    elif tiles_128 < SMALL_GRID:
+        # under ~1.5 waves of 128x128 tiles, half-height tiles keep more SMs busy; a grid
+        # under half the SMs also splits K (73x2047x4096 bf16: 32 tiles, 0.56x torch unsplit)
+        cfg = MMConfig(64, 128, 64, 4, 4)
+        max_split = 4 if triton.cdiv(m, 64) * triton.cdiv(n, 128) < FEW_TILES else 1
+    elif tiles_128 >= WIDE_GRID:
         cfg, max_split = MMConfig(128, 256, 64, 8, 3), 1
     else:
         cfg, max_split = MMConfig(128, 128, 64, 8, 3), 1
     tiles = triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n)
-    # Only skinny products split K: for squares the partial sums cost more than idle SMs.
+    # Only skinny products and grids under half the SMs split K: for squares the partial
+    # sums cost more than idle SMs.
     if max_split > 1 and tiles < TARGET_PROGRAMS:
         split = min(triton.cdiv(TARGET_PROGRAMS, tiles), k // (4 * cfg.block_k), max_split)
         if split > 1:
@@ -69,9 +82,18 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype) -> MMConfig:
 
 @triton.jit
 def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, stride_bk,
-               stride_bn, stride_cs, stride_cm, stride_cn, BLOCK_M: tl.constexpr,
-               BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-               DOT_PRECISION: tl.constexpr):
+               stride_bn, stride_cs, stride_cm, stride_cn, m_load, n_load,
+               BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+               GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr, ALIGN_AM: tl.constexpr,
+               ALIGN_AK: tl.constexpr, ALIGN_BK: tl.constexpr, ALIGN_BN: tl.constexpr,
+               NO_TAIL: tl.constexpr):
+    # Exact rewrites that show the compiler what divides the row strides (Triton itself only
+    # marks multiples of 16): a bf16 stride of 1000 is 16-byte aligned, and unseen that
+    # alignment turns every tile load into 2-byte scalar loads.
+    stride_am = (stride_am // ALIGN_AM) * ALIGN_AM
+    stride_ak = (stride_ak // ALIGN_AK) * ALIGN_AK
+    stride_bk = (stride_bk // ALIGN_BK) * ALIGN_BK
+    stride_bn = (stride_bn // ALIGN_BN) * ALIGN_BN
     pid = tl.program_id(0)
     split = tl.program_id(1)
     grid_m = tl.cdiv(M, BLOCK_M)
@@ -85,23 +107,115 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     k_lo = split * k_per_split
-    k_hi = tl.minimum(k_lo + k_per_split, K)
+    k_len = tl.minimum(k_lo + k_per_split, K) - k_lo
     rk = tl.arange(0, BLOCK_K)
     a_ptrs = (a_ptr + rm[:, None].to(tl.int64) * stride_am
               + (k_lo + rk[None, :]).to(tl.int64) * stride_ak)
     b_ptrs = (b_ptr + (k_lo + rk[:, None]).to(tl.int64) * stride_bk
               + rn[None, :].to(tl.int64) * stride_bn)
+    # Loads are masked on M and N only (m_load/n_load: M and N, or the padded width of a
+    # buffer this module allocated), never on K inside the loop: a mask against a K that is
+    # not a multiple of the vector width would split every load into scalars.
+    a_mask = rm[:, None] < m_load
+    b_mask = rn[None, :] < n_load
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for k in range(0, tl.cdiv(k_hi - k_lo, BLOCK_K)):
-        k_left = k_hi - k_lo - k * BLOCK_K
-        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] < k_left), other=0.0)
-        b = tl.load(b_ptrs, mask=(rk[:, None] < k_left) & (rn[None, :] < N), other=0.0)
+    for _ in range(0, k_len // BLOCK_K):
+        a = tl.load(a_ptrs, mask=a_mask, other=0.0)
+        b = tl.load(b_ptrs, mask=b_mask, other=0.0)
         acc = tl.dot(a, b, acc, input_precision=DOT_PRECISION)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
+    # The partial last tile of K, masked. Where K divides evenly, whether this code is compiled
+    # in at all changes what the compiler makes of the main loop (NO_TAIL); see mm().
+    k_left = k_len % BLOCK_K
+    if not NO_TAIL and k_left > 0:
+        a = tl.load(a_ptrs, mask=a_mask & (rk[None, :] < k_left), other=0.0)
+        b = tl.load(b_ptrs, mask=b_mask & (rk[:, None] < k_left), other=0.0)
+        acc = tl.dot(a, b, acc, input_precision=DOT_PRECISION)
     c_ptrs = (c_ptr + split.to(tl.int64) * stride_cs + rm[:, None].to(tl.int64) * stride_cm
               + rn[None, :] * stride_cn)
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+# Matrix-vector products (M == 1 or N == 1) with enough output rows take one launch of a
+# plain multiply-and-sum kernel instead of the tile product with split K, which pays for a
+# second launch and an fp32 partials allocation that users see in every call.
+GEMV_BLOCK_R = 32
+GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is short
+GEMV_SHORT_K = 2048
+
+
+@dataclass(frozen=True)
+class GemvConfig:
+    """Tile of the matrix-vector kernel: BLOCK_R outputs per program, BLOCK_K of K a step."""
+
+    block_r: int
+    block_k: int
+    warps: int
+    stages: int
+
+
+def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool) -> GemvConfig | None:
+    """The GEMV tile for `rows` outputs over `k` (`k_contiguous`: the matrix's rows run along
+    K), or None where split-K tiles do better. From one H100 sweep (2026-11-26, bf16, us;
+    torch in brackets): r-contiguous 8192x8192 32x256/4 60.7, 32x512/8 62.2 (59.4);
+    14336x4096 32x128/4 55.3, 32x256 62.6 (56.0); 4096x14336 32x512/8 54.9, 32x256 66.6
+    (54.8); 1001x30011 8x512 69.2, 32x256 170 (65.3); k-contiguous 8192x8192 8x512 59.6,
+    32x256 62.7 (60.5)."""
+    if rows < GEMV_MIN_ROWS // 8 and k > GEMV_SHORT_K:
+        return None
+    wide = dtype.itemsize == 2
+    if k_contiguous or rows < GEMV_MIN_ROWS:
+        return GemvConfig(8, 512 if wide else 256, 4, 3)
+    if k >= 2 * rows:
+        return GemvConfig(GEMV_BLOCK_R, 512 if wide else 256, 8, 3)
+    if 2 * k <= rows:
+        return GemvConfig(GEMV_BLOCK_R, 128, 4, 4)
+    return GemvConfig(GEMV_BLOCK_R, 256 if wide else 128, 4, 3)
+
+
+@triton.jit
+def _gemv_kernel(mat_ptr, vec_ptr, out_ptr, R, K, stride_r, stride_k, stride_v, stride_o,
+                 BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr, ALIGN_R: tl.constexpr,
+                 ALIGN_K: tl.constexpr):
+    stride_r = (stride_r // ALIGN_R) * ALIGN_R  # exact: tells the compiler it divides
+    stride_k = (stride_k // ALIGN_K) * ALIGN_K  # exact: tells the compiler it divides
+    rr = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    rk = tl.arange(0, BLOCK_K)
+    r_mask = rr[:, None] < R
+    ptrs = mat_ptr + rr[:, None].to(tl.int64) * stride_r + rk[None, :].to(tl.int64) * stride_k
+    v_ptrs = vec_ptr + rk.to(tl.int64) * stride_v
+    acc = tl.zeros([BLOCK_R, BLOCK_K], dtype=tl.float32)
+    for _ in range(0, K // BLOCK_K):  # full tiles: no mask along K (vector loads)
+        m = tl.load(ptrs, mask=r_mask, other=0.0).to(tl.float32)
+        v = tl.load(v_ptrs).to(tl.float32)
+        acc += m * v[None, :]
+        ptrs += BLOCK_K * stride_k
+        v_ptrs += BLOCK_K * stride_v
+    k_left = K % BLOCK_K
+    if k_left > 0:
+        m = tl.load(ptrs, mask=r_mask & (rk[None, :] < k_left), other=0.0).to(tl.float32)
+        v = tl.load(v_ptrs, mask=rk < k_left, other=0.0).to(tl.float32)
+        acc += m * v[None, :]
+    total = tl.sum(acc, axis=1)
+    tl.store(out_ptr + rr.to(tl.int64) * stride_o, total.to(out_ptr.dtype.element_ty),
+             mask=rr < R)
+
+
+def gemv_into(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, cfg: GemvConfig) -> None:
+    """c = a @ b where a has one row or b one column, in one launch."""
+    m, k = a.shape
+    if m == 1:  # c[0, j] = sum_k a[0, k] * b[k, j]: rows of the matrix are b's columns
+        mat, rows = b, b.shape[1]
+        s_r, s_k, vec, s_v, s_o = b.stride(1), b.stride(0), a, a.stride(1), c.stride(1)
+    else:  # c[i, 0] = sum_k a[i, k] * b[k, 0]
+        mat, rows = a, m
+        s_r, s_k, vec, s_v, s_o = a.stride(0), a.stride(1), b, b.stride(0), c.stride(0)
+    kernel: Any = _gemv_kernel
+    kernel[(triton.cdiv(rows, cfg.block_r),)](
+        mat, vec, c, rows, k, s_r, s_k, s_v, s_o, BLOCK_R=cfg.block_r, BLOCK_K=cfg.block_k,
+        ALIGN_R=alignment(s_r), ALIGN_K=alignment(s_k), num_warps=cfg.warps,
+        num_stages=cfg.stages)
 
 
 def dot_precision(dtype: torch.dtype) -> str:
@@ -110,26 +224,41 @@ def dot_precision(dtype: torch.dtype) -> str:
     return "tf32x3" if dtype == torch.float32 else "tf32"
 
 
-def _aligned(t: torch.Tensor) -> torch.Tensor:
-    """`t` itself when its rows start on 16 bytes, else a copy whose row stride is padded so
-    they do: unaligned rows (a 1999-element bf16 stride) keep the tile loads from using
-    16-byte vectors and asynchronous copies (H200, 2026-11-26: 4097x3001x1999 bf16 1682 us,
-    torch 396). The copy moves each element twice, small beside the product for m > 64."""
+def _aligned(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """(`t`, its contiguous length) when its rows (or columns) start on 16 bytes, else (a copy
+    whose row stride is padded to 16 elements, the padded length): unaligned rows keep the
+    tile loads from using 16-byte vectors and asynchronous copies (H200, 2026-11-26:
+    4097x3001x1999 bf16 1682 us, torch 396). The copy moves each element twice, small beside
+    the product for m > 64. The padded length bounds loads along the contiguous dim: a bound
+    that is a multiple of 16 keeps those loads vectorised (the extra lanes are never stored)."""
     per16 = 16 // t.element_size()
-    if t.stride(1) == 1 and t.stride(0) % per16 == 0:
-        return t
-    if t.stride(0) == 1 and t.stride(1) % per16 == 0:
-        return t
     rows, cols = t.shape
-    padded = torch.empty((rows, triton.cdiv(cols, per16) * per16), dtype=t.dtype,
-                         device=t.device)[:, :cols]
+    if t.stride(1) == 1 and t.stride(0) % per16 == 0:
+        return t, cols
+    if t.stride(0) == 1 and t.stride(1) % per16 == 0:
+        return t, rows
+    width = triton.cdiv(cols, 16) * 16
+    padded = torch.empty((rows, width), dtype=t.dtype, device=t.device)[:, :cols]
     padded.copy_(t)
-    return padded
+    return padded, width
 
 
-def mm(a: torch.Tensor, b: torch.Tensor, *, config: MMConfig | None = None) -> torch.Tensor:
+def _no_tail(a: torch.Tensor, b: torch.Tensor, k: int, block_k: int) -> bool:
+    """Leave the masked K tail out of the compiled kernel: only where K divides into tiles, and
+    only where that measured faster. H100, 2026-11-26, 4096^3, tail compiled in / left out:
+    fp32 (3xTF32) 3457 / 2485 us (torch 2626), bf16 with both operands transposed 463 / 249
+    (torch 178), but bf16 row-major 189 / 202 (torch 178), fp16 194 / 206 (torch 182)."""
+    if k % block_k:
+        return False
+    return a.dtype == torch.float32 or a.stride(0) == 1 or b.stride(0) == 1
+
+
+def mm(a: torch.Tensor, b: torch.Tensor, *,
+       config: MMConfig | GemvConfig | None = None) -> torch.Tensor:
     """a @ b for 2-D float tensors of one dtype (aten::mm); any strides (a transposed operand is
-    read in place). `config` overrides the shape-picked tiles (tests, benchmarks)."""
+    read in place). One row or one column of output takes the GEMV kernel where it has enough
+    outputs (`gemv_config`), else tiles picked by shape; `config` overrides either choice
+    (tests, benchmarks: an MMConfig forces the tile kernel, a GemvConfig the GEMV kernel)."""
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"mm: shapes {tuple(a.shape)} and {tuple(b.shape)} do not multiply")
     if a.dtype != b.dtype or a.dtype not in (torch.float32, torch.float16, torch.bfloat16):
@@ -144,9 +273,27 @@ def mm(a: torch.Tensor, b: torch.Tensor, *, config: MMConfig | None = None) -> t
         return c
     if k == 0:
         return c.zero_()
-    cfg = config or mm_config(m, n, k, a.dtype)
+    if isinstance(config, GemvConfig) or (config is None and min(m, n) == 1):
+        k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
+        vec_cfg = (config if isinstance(config, GemvConfig)
+                   else gemv_config(max(m, n), k, a.dtype, k_contiguous))
+        if vec_cfg is None and m > 1:
+            # one output column: the tile path would not split K for m > 64 (a 264x1x8192
+            # fp32 product ran at 0.02x torch through it on an H100), so GEMV regardless
+            vec_cfg = GemvConfig(8, 512 if a.element_size() == 2 else 256, 4, 3)
+        if vec_cfg is not None and min(m, n) == 1:
+            gemv_into(c, a, b, vec_cfg)
+            return c
+        if isinstance(config, GemvConfig):
+            raise ValueError(f"mm: a GemvConfig needs one row or one column, got {m}x{n}")
+    cfg = config if isinstance(config, MMConfig) else mm_config(m, n, k, a.dtype)
+    m_load, n_load = m, n
     if m > 64:
-        a, b = _aligned(a), _aligned(b)
+        a, a_len = _aligned(a)
+        b, b_len = _aligned(b)
+        # a padded length bounds the loads only along the dim that is contiguous
+        m_load = a_len if a.stride(0) == 1 and a.stride(1) != 1 else m
+        n_load = b_len if b.stride(1) == 1 else n
     k_per_split = triton.cdiv(triton.cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
     splits = triton.cdiv(k, k_per_split)
     dst = c if splits == 1 else torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
@@ -154,9 +301,13 @@ def mm(a: torch.Tensor, b: torch.Tensor, *, config: MMConfig | None = None) -> t
     grid = (triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n), splits)
     kernel: Any = _mm_kernel
     kernel[grid](a, b, dst, m, n, k, k_per_split, a.stride(0), a.stride(1), b.stride(0),
-                 b.stride(1), stride_s, dst.stride(-2), dst.stride(-1), BLOCK_M=cfg.block_m,
-                 BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
-                 DOT_PRECISION=dot_precision(a.dtype), num_warps=cfg.warps,
+                 b.stride(1), stride_s, dst.stride(-2), dst.stride(-1), m_load, n_load,
+                 BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k,
+                 GROUP_M=cfg.group_m, DOT_PRECISION=dot_precision(a.dtype),
+                 ALIGN_AM=alignment(a.stride(0)), ALIGN_AK=alignment(a.stride(1)),
+                 ALIGN_BK=alignment(b.stride(0)), ALIGN_BN=alignment(b.stride(1)),
+                 NO_TAIL=_no_tail(a, b, k, cfg.block_k),
+                 num_warps=cfg.warps,
                  num_stages=cfg.stages)
     if splits > 1:
         sum_partials(dst, splits, m * n, c)

@@ -7,6 +7,8 @@ import json
 import random
 import time
 
+import pytest
+
 from flagbot.bot.devices import artifact
 from flagbot.bot.devices.ids import Request, Tracked
 from testing.github_emulator.state import iso
@@ -271,3 +273,36 @@ def test_dispatch_refused_fails_the_check_run_with_the_reason(emu, settings) -> 
     [check] = kernel_runs(emu, repo, pr["head"]["sha"])
     assert check["conclusion"] == "failure" and "Actions: write" in check["output"]["summary"]
     assert json.dumps(check["output"]).count("Resource not accessible") == 1
+
+
+def test_a_compared_run_shows_head_vs_base_busy_devices_and_plots(emu, settings) -> None:
+    repo = device_repo(emu)
+    pr = open_device_pr(emu, repo)
+    deliver_pr(emu, settings, repo)
+    [run] = emu.workflow_runs(repo)
+    assert run["inputs"]["base"] == pr["base"]["sha"]
+    slow = op("mm", "fail", reason="regression: 0.77x the speed at abc (band 0.75-0.79)")
+    slow["compare"] = {"ref": "abc", "status": "regression", "reason": "regression",
+                       "value": {"median": 0.77, "low": 0.75, "high": 0.79}}
+    same = op("softmax")
+    same["compare"] = {"ref": "abc", "status": "same", "reason": "1.00x",
+                       "value": {"median": 1.0, "low": 0.99, "high": 1.01}}
+    doc = {**report([same, slow], exit_code=1), "schema_version": 3,
+           "compare": {"ref": "abc", "sha": "a" * 40, "error": None},
+           "health": {"busy": None}, "plots": ["mm.png", "softmax.png"]}
+    finish_run(emu, repo, run["id"], doc, conclusion="failure")
+    deliver_run(emu, settings, repo, run["id"])
+    [check] = kernel_runs(emu, repo, pr["head"]["sha"])
+    text = check["output"]["summary"]
+    assert "| speed | vs base `abc` | verdict |" in text
+    assert "| 1.00x same |" in text and "❌ 0.77x regression |" in text
+    assert "`mm.png`, `softmax.png`" in text
+    assert check["output"]["title"] == "1 of 2 op(s) failed"
+
+
+def test_a_report_with_a_bad_plot_name_is_refused() -> None:
+    from flagbot.bot.devices.report import ReportError, parse_report
+
+    doc = {**report([op("softmax")]), "schema_version": 3, "plots": ["../../x.png"]}
+    with pytest.raises(ReportError, match="plots"):
+        parse_report(json.dumps(doc).encode())

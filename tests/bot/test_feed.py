@@ -166,3 +166,25 @@ def test_flagbot_labeled_lists_the_same_as_json(monkeypatch: pytest.MonkeyPatch,
 def test_flagbot_labeled_rejects_a_bad_date(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["labeled", "--label", PU1, "--since", "yesterday"]) == 2
     assert "--since 'yesterday': not a date" in capsys.readouterr().err
+
+
+def test_flagbot_labeled_says_when_there_is_no_label_log(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("FLAGBOT_STATE_DIR", str(tmp_path / "not-the-bots"))
+    monkeypatch.delenv("FLAGBOT_REDIS_URL", raising=False)
+    assert cli.main(["labeled", "--label", PU1]) == 0
+    out = capsys.readouterr()
+    assert out.out == "" and f"no label log at {tmp_path / 'not-the-bots'}" in out.err
+    assert "FLAGBOT_STATE_DIR" in out.err
+
+
+def test_flagbot_labeled_says_when_nothing_matches(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    SqliteLabelLog(tmp_path / "state" / "feed.db")
+    monkeypatch.setenv("FLAGBOT_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("FLAGBOT_REDIS_URL", raising=False)
+    assert cli.main(["labeled", "--label", "vendor: A_X100", "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out) == []
+    assert "no merged PRs labeled 'vendor: A_X100'" in out.err

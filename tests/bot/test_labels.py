@@ -94,3 +94,17 @@ def test_past_githubs_file_list_cap_files_come_from_git(emu, settings, repo, mon
     result = deliver(emu, settings, repo, pr["number"])
     assert (result["files"], result["files_from_git"]) == (5, True)
     assert emu.issue_labels(repo, pr["number"]) == ["vendor: C_Z100"]
+
+
+def test_a_device_gets_one_label_whatever_folder_spells_it() -> None:
+    wanted = labels.plan_labels(RepoConfig(), [
+        "hardwares/A_X100/aaaa1111/aaaa1111.patch", "backends/_a_x100/ops.py"], known={"a_x100"})
+    assert list(wanted) == ["vendor: A_X100"]
+    assert wanted["vendor: A_X100"].files == ("hardwares/A_X100/aaaa1111/aaaa1111.patch",
+                                              "backends/_a_x100/ops.py")
+
+
+def test_a_backend_folder_of_a_configured_device_carries_its_spelling() -> None:
+    cfg = parse_config("devices:\n  A_X100:\n    runner: [self-hosted, a-x100]\n")
+    assert list(labels.plan_labels(cfg, ["backends/_a_x100/ops.py"], known={"A_X100"})) == [
+        "vendor: A_X100"]

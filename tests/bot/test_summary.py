@@ -54,3 +54,14 @@ def test_metadata_round_trips_and_cannot_close_the_html_comment() -> None:
 def test_unreadable_metadata_means_no_bot_labels() -> None:
     assert summary.bot_labels(Comment(1, "<!-- flagbot:summary {broken -->", "x")) == []
     assert summary.bot_labels(None) == []
+
+
+def test_the_vendor_guide_states_the_label_condition_the_check_run_gives() -> None:
+    from pathlib import Path
+
+    from flagbot.bot.handlers import labels
+
+    why = labels.unusable("NEW_Z1", "hardwares/NEW_Z1", "vendor: NEW_Z1", known=set())
+    assert why is not None
+    guide = (Path(__file__).parents[2] / "docs/vendors.md").read_text(encoding="utf-8")
+    assert why in " ".join(guide.split())

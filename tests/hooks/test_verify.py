@@ -136,6 +136,25 @@ def test_missing_base_is_an_error_or_a_single_warning(patched: Repo, tmp_path: P
     assert [(f.rule, f.severity) for f in only] == [("base-unavailable", "warning")]
 
 
+def test_a_missing_base_in_a_full_clone_is_not_told_to_unshallow(patched: Repo,
+                                                                 tmp_path: Path) -> None:
+    fake = b"abcdef01" + b"2" * 32
+    work = tampered(patched, tmp_path, b"base-commit: " + patched.rev("base").encode(),
+                    b"base-commit: " + fake, dest="hardwares/A_X100/abcdef01/abcdef01.patch")
+    [finding] = verify.verify_patch(work.path, "hardwares/A_X100/abcdef01/abcdef01.patch")
+    assert "unshallow" not in finding.message
+    assert "another repository's history" in finding.message and "git fetch URL abcdef01" in finding.message
+
+
+def test_a_missing_base_in_a_shallow_clone_is_told_to_unshallow(patched: Repo, tmp_path: Path) -> None:
+    work = patched.copy(tmp_path / "full")
+    work.commit("store the patch")
+    shallow = Repo(tmp_path / "shallow")
+    work.git("clone", "-q", "--depth", "1", f"file://{work.path}", str(shallow.path))
+    [finding] = verify.verify_patch(shallow.path, rel(work))
+    assert finding.rule == "base-unavailable" and "git fetch --unshallow" in finding.message
+
+
 def test_verify_command_exit_codes_and_json(patched: Repo, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["-C", str(patched.path), "verify", rel(patched)]) == 0
@@ -148,3 +167,16 @@ def test_verify_command_exit_codes_and_json(patched: Repo, tmp_path: Path,
 
 def test_verify_patch_argument_outside_repo_is_a_usage_error(patched: Repo) -> None:
     assert cli.main(["-C", str(patched.path), "verify", "/etc/hostname"]) == 2
+
+
+def test_verify_in_flagbots_own_checkout_gives_advice_that_works_there(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from flagbot.hooks import git
+
+    root = Path(__file__).parents[2]  # hardwares/ holds the example upstream's patches
+    assert cli.main(["-C", str(root), "verify"]) == 1
+    out = capsys.readouterr().out
+    if git.is_shallow(root):  # a CI checkout of depth 1
+        assert "git fetch --unshallow" in out
+    else:
+        assert "unshallow" not in out and "another repository's history" in out

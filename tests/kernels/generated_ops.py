@@ -31,18 +31,21 @@ def {name}(x):
     _{name}_kernel[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
     return out
 '''
+# The tests generators write run where the kernels compile: on the GPU when there is one
+# (compiled Triton cannot read CPU tensors), else on the CPU interpreter.
 TEST = '''\
 import torch
 
 
 def test_{name}():
-    x = torch.randn(300)
+    x = torch.randn(300, device="cuda" if torch.cuda.is_available() else "cpu")
     torch.testing.assert_close({name}(x), {reference}(x))
 '''
 LAX_TEST = '''\
 def test_{name}_runs():
     import torch
-    assert {name}(torch.ones(8)).shape == (8,)
+    x = torch.ones(8, device="cuda" if torch.cuda.is_available() else "cpu")
+    assert {name}(x).shape == (8,)
 '''
 
 

@@ -12,8 +12,9 @@ import torch
 
 from flagbot.kernels import baseline
 from flagbot.kernels.baseline import Baseline, BaselineUnavailable, flaggems_ops, resolve
-from flagbot.kernels.check import CheckOptions, check_backend_op
+from flagbot.kernels.check import CheckOptions, Run, check_backend_op
 from flagbot.kernels.cli import main
+from flagbot.kernels.device import resolve as resolve_device
 from flagbot.kernels.loader import Backend
 from flagbot.kernels.registry import OPS
 
@@ -77,7 +78,8 @@ def test_check_records_the_baseline_of_each_override(nvidia: Backend,
                                                      device: torch.device) -> None:
     fake = Baseline("flaggems", "9.9.9", "flaggems", {"softmax": torch.softmax})
     op = next(o for o in nvidia.ops if o.name == "softmax")
-    entry = check_backend_op(op, CheckOptions(shapes="ci", seeds=(0,)), device, False, fake)
+    entry = check_backend_op(op, CheckOptions(shapes="ci", seeds=(0,)),
+                             Run(resolve_device(str(device)), "not timed here"), fake)
     assert entry["baseline"] == "flaggems"
     assert entry["accuracy"]["status"] == "pass"
 

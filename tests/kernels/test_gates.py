@@ -106,3 +106,13 @@ def test_a_passing_override_still_names_the_cases_it_made_slower() -> None:
     kind, ratios = _recorded("mm")  # fp32 4096^3: the autotuned tiles lose to the generic ones
     reason = op_verdict(kind, 27, 0, [], ratios, T).reason
     assert "slower on 1 of 9 cases (worst 0.69x)" in reason
+
+
+def test_copy_bandwidth_floor_fails_only_below_it() -> None:
+    from flagbot.kernels import gates
+
+    assert gates.floor_verdict([0.5, 0.8], None) is None  # off by default
+    assert gates.floor_verdict([0.5, 0.8], 0.6) is None  # geometric mean 0.63
+    v = gates.floor_verdict([0.2, 0.8], 0.6)  # geometric mean 0.40
+    assert v is not None and v.status == "fail" and "40% of the device's copy bandwidth" in v.reason
+    assert gates.floor_verdict([], 0.6) is None  # no memory-bound case: nothing to judge

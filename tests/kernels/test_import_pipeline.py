@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -65,9 +66,10 @@ def test_faulty_payloads_are_rejected_with_the_reason(first_import: dict[str, An
     assert first_import["code"] == 1  # some were rejected
     lines = {ln.split(":")[0]: ln for ln in first_import["out"].splitlines()
              if ln.startswith("rejected ")}
-    assert lines["rejected neg"].startswith(
-        "rejected neg: fails the accuracy check against torch: 4 of 4 cases outside tolerance "
-        "(first: float32 1000 seed 0: 1000 of 1000 elements outside tolerance)")
+    # Every case fails: 4 on the interpreter's `ci` shapes, 2 on a GPU's `full` ones.
+    assert re.match(r"rejected neg: fails the accuracy check against torch: (\d+) of \1 cases "
+                    r"outside tolerance \(first: float32 1000 seed 0: 1000 of 1000 elements "
+                    r"outside tolerance\)", lines["rejected neg"]), lines["rejected neg"]
     assert lines["rejected relu"] == \
         "rejected relu: code does not compile: '(' was never closed (line 1)"
     assert lines["rejected exp"].startswith("rejected exp: its test fails: 1 failed")
@@ -101,9 +103,12 @@ def test_imported_operators_are_visible_to_kernels_check(first_import: dict[str,
     spec = lookup("aten::abs")
     assert spec is not None and spec.name == "abs" and spec.generic is None
     out = tmp_path / "r.json"
-    assert main(["check", "--backend", str(first_import["dest"]), "--seeds", "1", "--json",
-                 str(out)]) == 0
+    code = main(["check", "--backend", str(first_import["dest"]), "--seeds", "1", "--json",
+                 str(out)])
     (op,) = json.loads(out.read_text())["ops"]
+    # On a GPU the generated abs (one program per 1024 elements) is timed, and may be slower
+    # than the 0.80x-of-native gate (0.53x on an H100): it is checked, whatever the verdict.
+    assert code == (1 if op["verdict"]["status"] == "fail" else 0)
     assert (op["op"], op["kind"], op["accuracy"]["status"]) == ("abs", "new", "pass")
 
 

@@ -294,8 +294,8 @@ def test_mm_pads_unaligned_rows_of_large_products(device: torch.device) -> None:
     from flagbot.kernels.ops.mm import _aligned
 
     a = _randn(70, 13, device=device)
-    padded = _aligned(a)
-    assert padded.stride(0) % 4 == 0 and torch.equal(padded, a)
-    assert _aligned(padded) is padded
+    padded, width = _aligned(a)
+    assert padded.stride(0) % 16 == 0 and width == padded.stride(0) and torch.equal(padded, a)
+    assert _aligned(padded)[0] is padded
     b = _randn(13, 9, seed=1, device=device)
     _check("mm", mm(a, b), a.double() @ b.double(), 13)

@@ -68,9 +68,16 @@ def test_most_overridden_operators_have_specs() -> None:
     assert set(MOST_OVERRIDDEN) <= set(OPS)
 
 
+# torch's own op that misses FlagGems' tolerance on a device: the vendor's kernel is still held
+# to the tolerance, only torch is not. float16 cumsum on CUDA is 2 ulp (0.0156 at values 8-16)
+# from the float64 reference over a 33-element scan (H100, torch 2.11, 2026-11-26).
+NATIVE_OUTSIDE_TOLERANCE = {("cumsum", torch.float16, "cuda")}
+
+
 @pytest.mark.parametrize("name", sorted(n for n, s in OPS.items() if s.generic is None))
 def test_aten_only_spec_reference_passes_its_own_check(name: str, device: torch.device) -> None:
     spec = OPS[name]
-    results = check_op(spec, spec.reference, spec.ci_cases, list(spec.interpreter_dtypes), device,
-                       seeds=(0, 1))
+    dtypes = [d for d in spec.interpreter_dtypes
+              if (name, d, device.type) not in NATIVE_OUTSIDE_TOLERANCE]
+    results = check_op(spec, spec.reference, spec.ci_cases, dtypes, device, seeds=(0, 1))
     assert results and all(r.ok for r in results), [r for r in results if not r.ok]

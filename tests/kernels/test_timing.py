@@ -36,3 +36,6 @@ def test_bench_times_each_label_interleaved() -> None:
     x = torch.randn(1 << 20, device="cuda")
     m = timing.bench({"a": lambda: x * 2, "b": lambda: x + 1})
     assert set(m.samples) == {"a", "b"} and len(m.samples["a"]) == len(m.samples["b"]) >= 10
+    assert set(m.launch) == {"a", "b"} and m.stalled  # torch.cuda offers _sleep
+    # Launch-inclusive times include the host's launch path: never below the device time.
+    assert timing.summary(m.launch["a"])["median"] >= 0.5 * timing.summary(m.samples["a"])["median"]

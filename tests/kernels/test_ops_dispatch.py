@@ -1,0 +1,199 @@
+"""Each dispatch path the generic ops choose by shape, forced at tiny odd shapes on the
+interpreter (or the GPU where there is one), compared with float64 torch: the one-launch GEMV,
+mm's unmasked K loop with its masked tail and aligned-stride rewrites, softmax split across
+programs for few long rows or copied to rows for few columns down a long dim, and sums over a
+short dim with inner columns. Also: the random shapes (seeded,
+bounded, every class they promise) and their `--shapes random` plumbing.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from flagbot.kernels import cli, random_shapes
+from flagbot.kernels.accuracy import compare
+from flagbot.kernels.check import CheckOptions
+from flagbot.kernels.ops import _reduce, _rows_split
+from flagbot.kernels.ops._reduce import reduce_dim
+from flagbot.kernels.ops.log_softmax import log_softmax
+from flagbot.kernels.ops.mm import GemvConfig, MMConfig, gemv_config, mm
+from flagbot.kernels.ops.softmax import softmax
+from flagbot.kernels.registry import OPS
+from flagbot.kernels.spec import numel
+from flagbot.kernels.tolerances import tolerance
+
+DTYPES = [torch.float32, torch.float16]  # the interpreter's bf16 is wrong without upcasts
+
+
+def _check(op: str, actual: torch.Tensor, expected: torch.Tensor, reduced: int = 1) -> None:
+    tol = tolerance(op, actual.dtype, reduced)
+    ok, max_abs, _, problem = compare(actual, expected.to(actual.dtype), tol.rtol, tol.atol)
+    assert ok, f"{op}: {problem} (max abs err {max_abs:.3g})"
+
+
+def _randn(*shape: int, dtype: torch.dtype = torch.float32, seed: int = 0,
+           device: torch.device | str = "cpu") -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=gen).to(device=device, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("m", "n", "k"), [(1, 37, 19), (1, 45, 70), (29, 1, 45), (23, 1, 16)])
+@pytest.mark.parametrize("transposed", [False, True], ids=["rows", "cols"])
+def test_gemv_one_launch_any_orientation_and_k_tail(m: int, n: int, k: int, dtype: torch.dtype,
+                                                    transposed: bool,
+                                                    device: torch.device) -> None:
+    a = _randn(m, k, dtype=dtype, device=device)
+    b = _randn(k, n, dtype=dtype, seed=1, device=device)
+    if transposed:
+        a, b = a.t().contiguous().t(), b.t().contiguous().t()
+    # BLOCK_K 16: k = 19, 45, 70 leave a tail; k = 16 has none. BLOCK_R 8 leaves a row tail.
+    out = mm(a, b, config=GemvConfig(8, 16, 4, 1))
+    _check("mm", out, a.double() @ b.double(), k)
+
+
+def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torch.device) -> None:
+    assert gemv_config(8192, 8192, torch.bfloat16, k_contiguous=False) is not None
+    assert gemv_config(8192, 8192, torch.bfloat16, k_contiguous=True) is not None
+    # a few outputs over a long K: split K across programs instead
+    assert gemv_config(100, 30000, torch.bfloat16, k_contiguous=False) is None
+    # ... which only one output row has: one output column over a long K stays GEMV
+    a, v = _randn(70, 3000, device=device), _randn(3000, 1, seed=1, device=device)
+    _check("mm", mm(a, v), a.double() @ v.double(), 3000)
+    a, b = _randn(3, 8, device=device), _randn(8, 4, seed=1, device=device)
+    with pytest.raises(ValueError, match="GemvConfig"):
+        mm(a, b, config=GemvConfig(8, 16, 4, 1))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("m", "n", "k"), [(70, 33, 19), (67, 45, 130), (65, 40, 24), (70, 33, 32)])
+@pytest.mark.parametrize("layout", ["contiguous", "a_t", "b_t"])
+def test_mm_full_k_tiles_then_masked_tail(m: int, n: int, k: int, dtype: torch.dtype,
+                                          layout: str, device: torch.device) -> None:
+    # m > 64: operands with unaligned rows are padded, and the padded width bounds B's loads.
+    a = _randn(m, k, dtype=dtype, device=device)
+    b = _randn(k, n, dtype=dtype, seed=1, device=device)
+    if layout == "a_t":
+        a = a.t().contiguous().t()
+    if layout == "b_t":
+        b = b.t().contiguous().t()
+    for config in (None, MMConfig(16, 32, 16, 4, 1), MMConfig(32, 16, 16, 4, 1, split_k=3)):
+        _check("mm", mm(a, b, config=config), a.double() @ b.double(), k)
+
+
+def test_mm_tile_rules_split_small_grids_and_drop_the_k_tail_where_measured() -> None:
+    from flagbot.kernels.ops.mm import _no_tail, mm_config
+
+    bf16 = torch.bfloat16
+    assert mm_config(73, 2047, 4096, bf16).split_k == 4  # 32 tiles: under half the SMs
+    assert mm_config(1024, 1024, 1000, bf16).split_k == 1  # 128 tiles: no partial sums
+    assert mm_config(4096, 4096, 4096, bf16).block_n == 256
+    assert mm_config(1999, 1999, 999, bf16).block_m == 128
+    a = torch.empty(128, 128, dtype=bf16)
+    assert not _no_tail(a, a, 128, 64)  # row-major 16-bit keeps the tail
+    assert _no_tail(a.t(), a, 128, 64) and _no_tail(a.float(), a.float(), 128, 32)
+    assert not _no_tail(a.float(), a.float(), 100, 32)  # K does not divide: the tail is needed
+
+
+def test_mm_strides_multiple_of_8_but_not_16(device: torch.device) -> None:
+    # K = 24 fp16: rows start on 16 bytes without being a multiple of 16 elements, the stride
+    # alignment the kernel states itself (no copy is made).
+    a = _randn(80, 24, dtype=torch.float16, device=device)
+    b = _randn(24, 40, dtype=torch.float16, seed=1, device=device)
+    _check("mm", mm(a, b, config=MMConfig(32, 32, 16, 4, 1)), a.double() @ b.double(), 24)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize(("m", "n"), [(3, 1001), (1, 200), (5, 97)])
+def test_softmax_few_long_rows_split_across_programs(m: int, n: int, dtype: torch.dtype,
+                                                     fn: object, device: torch.device) -> None:
+    assert _rows_split.split_chunks(m, n, 16) < n  # the split path is the one taken
+    x = (_randn(m, n, device=device) * 4).to(dtype)
+    ref = torch.softmax if fn is softmax else torch.log_softmax
+    _check("softmax", fn(x, -1, max_row_block=16), ref(x.double(), -1), n)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
+def test_softmax_few_columns_down_a_long_dim_copies_then_runs_rows(
+        fn: object, monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
+    from flagbot.kernels.ops import _rows
+
+    monkeypatch.setattr(_rows, "LONG_COLUMNS", 16)  # the real threshold is 8192 rows
+    x = _randn(40, 5, device=device).t()  # softmax along dim -1 walks a stride-5 dim
+    ref = torch.softmax if fn is softmax else torch.log_softmax
+    for dim in (-1, 0):
+        out = fn(x, dim, max_row_block=16)  # type: ignore[operator]
+        _check("softmax", out, ref(x.double(), dim), x.shape[dim])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("shape", "dim"), [((7, 3, 33), 1), ((2, 5, 9), 1), ((4, 2, 5, 3), 1),
+                                            ((3, 31, 5), 1)])
+def test_short_reduced_dim_walks_rows_per_output(shape: tuple[int, ...], dim: int,
+                                                 dtype: torch.dtype,
+                                                 device: torch.device) -> None:
+    assert shape[dim] <= _reduce.SHORT_R
+    x = _randn(*shape, dtype=dtype, device=device)
+    for mean in (False, True):
+        expected = (torch.mean if mean else torch.sum)(x.double(), dim)
+        _check("mean" if mean else "sum", reduce_dim(x, [dim], False, mean, None), expected,
+               shape[dim])
+
+
+def test_random_shapes_are_seeded_bounded_and_cover_their_classes() -> None:
+    for op in random_shapes.SUPPORTED:
+        cases = random_shapes.draw(op, 200, 11)
+        assert cases == random_shapes.draw(op, 200, 11)
+        assert cases != random_shapes.draw(op, 200, 12)
+        for case in cases:
+            assert numel(case.shape) >= 1
+            if op == "mm":
+                m, n, k = case.shape
+                assert m * n * k <= random_shapes.MAX_MACS
+            else:
+                assert numel(case.shape) <= random_shapes.MAX_ELEMENTS
+    mm_cases = random_shapes.draw("mm", 200, 11)
+    assert any(1 in c.shape[:2] for c in mm_cases)  # GEMV
+    assert any(c.shape[2] <= 64 for c in mm_cases)  # small K
+    assert any(700 <= c.shape[2] <= 1500 and c.shape[0] % 2 for c in mm_cases)  # odd, K ~ 1000
+    rows = random_shapes.draw("softmax", 200, 11)
+    assert any(c.shape[-1] in random_shapes.VOCABS for c in rows)
+    assert any(c.shape[-1] > 262144 for c in rows)  # very long rows
+    assert any(c.params.get("dim") == 0 for c in rows)
+    sums = random_shapes.draw("sum", 200, 11)
+    assert {c.params["dim"] for c in sums} >= {0, 1, 2}
+    sizes = [n for c in random_shapes.draw("add", 200, 11) for n in c.shape]
+    assert any(random_shapes._is_prime(n) and n > 1000 for n in sizes)
+    assert any((n + 1) & n == 0 or (n - 1) & (n - 2) == 0 for n in sizes if n > 4)
+    layouts = {r.layout for r in random_shapes.draw_rows("mm", 200, 11)}
+    assert layouts == {"contiguous", "t", "slice"}
+
+
+def test_shapes_random_plumbing_gives_seeded_cases(capsys: pytest.CaptureFixture[str]) -> None:
+    args = cli._parser().parse_args(["check", "--backend", "b", "--shapes", "random:7",
+                                     "--seed", "5"])
+    options = cli._options(args)
+    assert isinstance(options, CheckOptions)
+    assert options.shapes == "random:7:5"
+    assert OPS["mm"].cases("random:7:5") == random_shapes.draw("mm", 7, 5)
+    assert "seed 5" in capsys.readouterr().err
+    # no seed: a new one, printed, so the run can be repeated
+    args = cli._parser().parse_args(["check", "--backend", "b", "--shapes", "random"])
+    options = cli._options(args)
+    assert isinstance(options, CheckOptions)
+    shapes = options.shapes
+    seed = shapes.split(":")[2]
+    assert shapes.startswith(f"random:{random_shapes.DEFAULT_COUNT}:")
+    assert f"--seed {seed}" in capsys.readouterr().err
+    # an op with no random distribution keeps its full cases
+    assert OPS["addmm"].cases("random:3:1") == OPS["addmm"].full_cases
+
+
+@pytest.mark.parametrize("argv", [["--shapes", "random:0"], ["--shapes", "random:x"],
+                                  ["--shapes", "big"], ["--shapes", "ci", "--seed", "3"]])
+def test_shapes_random_refuses_bad_values(argv: list[str]) -> None:
+    args = cli._parser().parse_args(["check", "--backend", "b", *argv])
+    with pytest.raises(ValueError, match="--s"):
+        cli._options(args)
