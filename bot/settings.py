@@ -82,6 +82,10 @@ class Settings:
     # `reconcile_minutes` (0: never), asking GitHub for at most `reconcile_max` redeliveries each
     reconcile_minutes: float = 10.0
     reconcile_max: int = 50
+    # GET /dashboard: open to requests bearing this token (FLAGBOT_DASHBOARD_TOKEN), or to
+    # everyone with FLAGBOT_DASHBOARD_PUBLIC=1; off when neither is set
+    dashboard_token: str | None = field(default=None, repr=False)
+    dashboard_public: bool = False
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -120,6 +124,8 @@ class Settings:
             outsider_commands_per_repo=int(env.get("FLAGBOT_OUTSIDER_COMMANDS_PER_REPO") or 20),
             reconcile_minutes=float(env.get("FLAGBOT_RECONCILE_MINUTES") or 10.0),
             reconcile_max=int(env.get("FLAGBOT_RECONCILE_MAX") or 50),
+            dashboard_token=env.get("FLAGBOT_DASHBOARD_TOKEN") or None,
+            dashboard_public=env.get("FLAGBOT_DASHBOARD_PUBLIC") == "1",
         )
 
     @property

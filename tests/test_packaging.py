@@ -95,6 +95,8 @@ def test_the_wheel_holds_only_the_flagbot_namespace(wheels: tuple[Path, Path]) -
     for side in ("hooks", "bot", "kernels"):
         assert f"flagbot/{side}/__init__.py" in names
     assert "flagbot/hooks/data/aten_ops.txt" in names
+    # the page GET /dashboard renders: served from the installed package, not the checkout
+    assert "flagbot/bot/dashboard/templates/dashboard.html" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     scripts = zipfile.ZipFile(flagbot_wheel).read(entry_points).decode()
     assert "flagbot = flagbot.hooks.cli:main" in scripts

@@ -18,6 +18,7 @@ from typing import Any
 from github import GithubException
 
 from flagbot.bot.context import Context, PullRequest
+from flagbot.bot.dashboard import record
 from flagbot.bot.devices import base_runs, isolation, local, plan, results, tags, trust
 from flagbot.bot.devices.artifact import ArtifactError, fetch_report
 from flagbot.bot.devices.ids import DEADLINE_EVENT, Request, Tracked
@@ -102,9 +103,11 @@ def start(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops: Seque
         "output": {"title": f"queued on {device.name}",
                    "summary": f"Kernel check of {code(device.backend)} on {where}; request "
                               f"{code(request.id)}."}})
+    record.started(ctx, request.id, local=device.local)
     if device.local:
         result = run_locally(ctx, pr, device, rule, ops, lambda: base_of(ctx, request, device))
         finish(client, check_id, result, tracked)
+        record.finished(ctx, request.id, result.conclusion)
         return Started(device.name, "ran", f"{result.conclusion}: {result.title}")
     failed, detail = launch(ctx, check_id, request, tracked, device, rule, pr.base_sha)
     if failed:
@@ -136,6 +139,7 @@ def launch(ctx: Context, check_id: int, request: Request, tracked: Tracked, devi
                "Actions: write permission.")
         finish(client, check_id, results.without_report(device, "failure", "dispatch failed", why, None),
                tracked)
+        record.finished(ctx, request.id, "failure")
         return True, why
     url = run_url(ctx, run_id)
     if run_id is not None:
@@ -169,6 +173,7 @@ def run_locally(ctx: Context, pr: PullRequest, device: Device, rule: Rules, ops:
             ran = local.run(tree, device.backend, ops, rule.min_speedup, rule.min_native_fraction,
                             device.timeout_minutes * 60.0, unsafe=settings.unsafe_local_runner,
                             secrets=secrets)
+        record.ingested(ctx, pr.number, pr.head_sha, device.name, ran.report)
     except isolation.SandboxUnavailable as exc:
         return results.without_report(device, "failure", "no sandbox for the local runner",
                                       f"Nothing ran: {exc}", None)
@@ -325,6 +330,7 @@ def supersede(ctx: Context, old_sha: str, new_sha: str) -> list[str]:
             device, "cancelled", f"superseded by {new_sha[:10]}",
             f"A push moved the pull request to `{new_sha[:12]}`; this head's run was cancelled.",
             run_url(ctx, run_id)), Tracked(tracked.request, run_id, tracked.ops, "done"))
+        record.finished(ctx, tracked.request, "cancelled")
         cancelled.append(device.name)
     return cancelled
 
@@ -423,6 +429,7 @@ def conclude(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device,
     request = Request.parse(tracked.request)
     assert request is not None
     conclusion = str(run.get("conclusion") or "")
+    data: bytes | None = None
     if tracked.progress_at is not None:
         metrics.device_running(device.name, time.time() - tracked.progress_at)
     if conclusion == "timed_out":
@@ -436,8 +443,8 @@ def conclude(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device,
         result = runner_failure(ctx, device, tracked, run_id, conclusion, url)
     else:
         try:
-            result = result_of(fetch_report(ctx.client, run_id, name), device, rule, url,
-                               lambda: base_of(ctx, request, device))
+            data = fetch_report(ctx.client, run_id, name)
+            result = result_of(data, device, rule, url, lambda: base_of(ctx, request, device))
         except ArtifactError as exc:
             result = results.without_report(
                 device, "failure", "no report",
@@ -445,6 +452,7 @@ def conclude(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device,
                 f"report ({exc}); it failed before the check wrote one, or did not upload it. "
                 "See its logs.", url)
     finish(ctx.client, ref.id, result, done, ctx.settings.max_annotations)
+    record.finished(ctx, tracked.request, result.conclusion, report=data, run_id=run_id, url=url)
     return result.conclusion
 
 

@@ -1,5 +1,5 @@
 """The web app gunicorn serves: `POST /webhook` (ingest, through its fast path), `/healthz`,
-`/metrics` and `/feeds/<label>.atom`."""
+`/metrics`, `/feeds/<label>.atom` and `/dashboard`."""
 
 from __future__ import annotations
 
@@ -80,6 +80,13 @@ def create_app(settings: Settings | None = None) -> Flask:
         code, body, content_type = atom.serve(backend.label_log, name, request.args, request.url)
         return Response(body, status=code, content_type=content_type,
                         headers={"Retry-After": "2"} if code == 503 else None)
+
+    @app.get("/dashboard")
+    def dashboard() -> Response:
+        """Deliveries, queue, device runs, kernel speed and the labeled-PR feed, for people."""
+        from flagbot.bot.dashboard import web  # loaded on first view, not by the webhook path
+
+        return web.serve(app, settings, backend, request)
 
     app.extensions["flagbot"] = backend
     # the one route of /webhook: Flask has no view for it

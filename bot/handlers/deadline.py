@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from flagbot.bot.context import Context, field_of
+from flagbot.bot.dashboard import record
 from flagbot.bot.devices import plan, results, runs
 from flagbot.bot.devices.ids import DEADLINE_EVENT, Request
 from flagbot.bot.handlers.base import Handler
@@ -53,6 +54,7 @@ def handle(ctx: Context) -> dict[str, Any]:
         device, "timed_out", f"no report within {device.timeout_minutes} min", why,
         runs.run_url(ctx, run_id)), tracked.but(run_id=run_id, state="done"))
     metrics.device_timeout(device.name)
+    record.finished(ctx, tracked.request, "timed_out", run_id=run_id)
     return {"request": request.id, "check_run": "timed_out", "workflow_cancelled": cancelled,
             "summary": runs.refresh_summary(ctx, request.pr, request.sha)}
 

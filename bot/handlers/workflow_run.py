@@ -15,6 +15,7 @@ from typing import Any
 
 from flagbot.bot import interest
 from flagbot.bot.context import Context, field_of
+from flagbot.bot.dashboard import record
 from flagbot.bot.devices import plan, runs
 from flagbot.bot.devices.ids import Request, Tracked, parse_tag
 from flagbot.bot.github import CheckRunRef
@@ -102,6 +103,7 @@ def mark_in_progress(ctx: Context, ref: CheckRunRef, tracked: Tracked, run_id: i
     if url:
         fields["details_url"] = url
     ctx.client.update_check_run(ref.id, fields)
+    record.running(ctx, tracked.request, run_id, url)
     return "in_progress"
 
 

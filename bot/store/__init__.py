@@ -26,6 +26,8 @@ BEACON_TTL_S = 86400.0
 # handler runs per (re)delivery: the first try plus two retries with back-off. A try counts when
 # it starts, so a delivery whose process dies (SIGKILL, out of memory) uses up its tries too.
 MAX_TRIES = 3
+# deliveries `Ledger.recent` can page through on Redis (SQLite lists every row it holds)
+RECENT_MAX = 10_000
 
 
 def abandoned_error(attempts: int | str) -> str:
@@ -87,6 +89,8 @@ class Ledger(Protocol):
     def release(self, delivery_id: str, owner: str, reason: str) -> bool: ...
     def beacon(self, name: str, at: float) -> None: ...
     def beacons(self) -> dict[str, float]: ...
+    def recent(self, *, limit: int, offset: int = 0) -> list[Delivery]: ...
+    def oldest_waiting(self) -> float | None: ...
 
 
 class Queue(Protocol):

@@ -18,6 +18,7 @@ from huey import Huey, RedisHuey
 from flagbot.bot.store import (
     BEACON_TTL_S,
     MAX_TRIES,
+    RECENT_MAX,
     STATUSES,
     Delivery,
     Recorded,
@@ -29,8 +30,9 @@ from flagbot.bot.store import (
 PREFIX = "flagbot:"
 QUEUED, RUNNING, COUNTS = (PREFIX + "deliveries:queued", PREFIX + "deliveries:running",
                            PREFIX + "deliveries:counts")
+RECENT = PREFIX + "deliveries:recent"  # the newest RECENT_MAX ids by arrival, for the dashboard
 
-# KEYS: row; ARGV: id event action repo payload status now tries
+# KEYS: row queued running counts recent; ARGV: id event action repo payload status now tries max
 INSERT = """
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return {'old', redis.call('HGET', KEYS[1], 'status'), redis.call('HGET', KEYS[1], 'lease_until') or ''}
@@ -40,6 +42,8 @@ redis.call('HSET', KEYS[1], 'id', ARGV[1], 'event', ARGV[2], 'action', ARGV[3], 
   'received_at', ARGV[7], 'updated_at', ARGV[7], 'redeliveries', 0)
 redis.call('HINCRBY', KEYS[4], ARGV[6], 1)
 if ARGV[6] == 'queued' then redis.call('ZADD', KEYS[2], ARGV[7], ARGV[1]) end
+redis.call('ZADD', KEYS[5], ARGV[7], ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[5], 0, -tonumber(ARGV[9]) - 1)
 return {'new', ARGV[6], ''}
 """
 # KEYS: row queued running counts; ARGV: id expected_status now tries
@@ -150,6 +154,9 @@ BEACONS = PREFIX + "health:beacons"
 
 FLOATS = ("received_at", "updated_at", "finished_at", "lease_until")
 INTS = ("attempts", "tries_left", "redeliveries")
+# a row's fields but its payload (listings never read payloads)
+LISTED = ("id", "event", "action", "repo", "status", "error", "owner", "result", *FLOATS, *INTS)
+LISTED_BYTES = tuple(name.encode() for name in LISTED)
 
 
 def row_key(delivery_id: str) -> str:
@@ -195,8 +202,9 @@ class RedisLedger:
         now = time.time()
         status = "queued" if wanted else "dropped"
         keys = self._keys(delivery_id)
-        kind, old, lease = self._insert(keys=keys, args=[
-            delivery_id, event, action or "", repo or "", payload, status, repr(now), MAX_TRIES])
+        kind, old, lease = self._insert(keys=[*keys, RECENT], args=[
+            delivery_id, event, action or "", repo or "", payload, status, repr(now), MAX_TRIES,
+            RECENT_MAX])
         if kind == b"new":
             return recorded_new(status, wanted)
         verdict = decide(old.decode(), float(lease) if lease else None, now, wanted)
@@ -282,6 +290,26 @@ class RedisLedger:
         if old:
             self.client.hdel(BEACONS, *old)
         return {k: v for k, v in found.items() if k not in old}
+
+
+    def recent(self, *, limit: int, offset: int = 0) -> list[Delivery]:
+        """Rows newest first, without their payloads (the dashboard's list)."""
+        ids: list[bytes] = self.client.zrevrange(RECENT, offset, offset + limit - 1)  # type: ignore[assignment]
+        pipe = self.client.pipeline()
+        for i in ids:
+            pipe.hmget(row_key(i.decode()), *LISTED)
+        found = []
+        for values in pipe.execute():
+            if values[0] is None:
+                continue  # gone since (a row expired by hand)
+            found.append(to_delivery([x for name, value in zip(LISTED_BYTES, values, strict=True)
+                                      for x in (name, value or b"")]))
+        return found
+
+    def oldest_waiting(self) -> float | None:
+        """Since when the longest-waiting queued row has waited (None: nothing queued)."""
+        first: list[tuple[bytes, float]] = self.client.zrange(QUEUED, 0, 0, withscores=True)  # type: ignore[assignment]
+        return float(first[0][1]) if first else None
 
 
 def queue_huey(name: str, url: str) -> Huey:

@@ -44,6 +44,7 @@ create table if not exists deliveries (
     redeliveries integer not null default 0, owner text, lease_until real, result text,
     payload_ref integer) without rowid;
 create index if not exists deliveries_status on deliveries (status, updated_at);
+create index if not exists deliveries_received on deliveries (received_at);
 create table if not exists payloads (ref integer primary key, codec text not null,
                                      data blob not null);
 create table if not exists health (k text primary key, v real);
@@ -246,6 +247,19 @@ class SqliteLedger:
         """Each worker's last progress."""
         rows = self._conn().execute("select k, v from health where k like 'beacon:%'").fetchall()
         return {k[len("beacon:"):]: float(v) for k, v in rows}
+
+    def recent(self, *, limit: int, offset: int = 0) -> list[Delivery]:
+        """Rows newest first, without their payloads (the dashboard's list)."""
+        rows = self._conn().execute(
+            f"select id, {ROW_COLUMNS} from deliveries order by received_at desc "
+            "limit ? offset ?", (limit, offset)).fetchall()
+        return [row_to_delivery(row, b"") for row in rows]
+
+    def oldest_waiting(self) -> float | None:
+        """Since when the longest-waiting queued row has waited (None: nothing queued)."""
+        row = self._conn().execute(
+            "select min(updated_at) from deliveries where status='queued'").fetchone()
+        return None if row is None or row[0] is None else float(row[0])
 
 
 class QueueStorage(SqliteStorage):  # type: ignore[misc]
