@@ -18,7 +18,7 @@ BASE_CHANGED = "base changed"  # an edit that moved the pull request's base bran
 INTEREST: dict[str, dict[str, str]] = {
     "pull_request": {"opened": ANY, "synchronize": ANY, "reopened": ANY,
                      "ready_for_review": ANY, "closed": ANY, "edited": BASE_CHANGED,
-                     "labeled": SENT_BY_PERSON},
+                     "labeled": SENT_BY_PERSON, "unlabeled": SENT_BY_PERSON},
     "issue_comment": {"created": BY_PERSON, "edited": BY_PERSON},
     "workflow_run": {"in_progress": ANY, "completed": ANY},
     "workflow_job": {"in_progress": ANY},

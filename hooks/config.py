@@ -97,10 +97,17 @@ DEFAULTS: dict[str, Any] = {
         "trusted_permission": "write",
         # a PR touching these (or a device's backend folder) is checked on that device
         "paths": ["kernels/**"],
-        # the workflow dispatched for runner devices, in .github/workflows/ of the default branch
+        # the workflow of runner devices, in .github/workflows/: dispatched on the default branch,
+        # or (dispatch: tag) the one in the tagged tree that the tag push starts
         "workflow": "device-check.yml",
         # a run with no report after this long ends `timed_out`
         "timeout_minutes": 120,
+        # how runs start: `workflow_dispatch` (the workflow above, from the default branch; the
+        # App needs Actions: write) or `tag` (a tag ciflow/<device>/<PR number> at the head; the
+        # workflow subscribes to `push: tags`; the App needs Contents: write)
+        "dispatch": "workflow_dispatch",
+        # device -> ops whose failures are reported but do not fail the check run
+        "quarantine": {},
     },
     "flaggems": {
         "package_root": None,
@@ -155,6 +162,7 @@ DEVICE_RE = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+$")
 CHECK_DEVICE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,49}$")
 RUNNER_LABEL_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,100}$")
 WORKFLOW_RE = re.compile(r"^[A-Za-z0-9_.-]{1,100}\.ya?ml$")
+DISPATCH_MODES = ("workflow_dispatch", "tag")
 MAX_TIMEOUT_MINUTES = 24 * 60
 COLOR_RE = re.compile(r"^[0-9a-fA-F]{6}$")
 BACKEND_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -374,6 +382,20 @@ def validate_kernels(kernels: dict[str, Any]) -> list[str]:
     if not isinstance(kernels.get("workflow"), str) or not WORKFLOW_RE.match(kernels["workflow"]):
         problems.append("kernels.workflow: must be a workflow file name like device-check.yml")
     problems += _timeout_problems("kernels.timeout_minutes", kernels.get("timeout_minutes"))
+    if kernels.get("dispatch") not in DISPATCH_MODES:
+        problems.append(f"kernels.dispatch: must be one of {', '.join(DISPATCH_MODES)}, got "
+                        f"{shown(kernels.get('dispatch'))}")
+    quarantine = kernels.get("quarantine")
+    if not isinstance(quarantine, dict):
+        problems.append("kernels.quarantine: must be a mapping of device name to a list of ops")
+    else:
+        for device, ops in quarantine.items():
+            if not isinstance(device, str) or not CHECK_DEVICE_RE.match(device):
+                problems.append(f"kernels.quarantine.{shown(device)}: not a device name")
+            elif not isinstance(ops, list) or not all(isinstance(o, str) and BACKEND_RE.match(o)
+                                                      for o in ops):
+                problems.append(f"kernels.quarantine.{device}: must be a list of op names like "
+                                f"softmax, got {shown(ops)}")
     return problems
 
 

@@ -154,12 +154,15 @@ class DryRunClient:
     def workflow_run(self, run_id: int) -> dict[str, Any] | None:
         return None
 
-    def workflow_runs(self, workflow: str) -> list[dict[str, Any]]:
+    def workflow_runs(self, workflow: str, event: str = "workflow_dispatch") -> list[dict[str, Any]]:
         return []
 
     def cancel_workflow_run(self, run_id: int) -> bool:
         self._record("workflow.cancel", run=run_id)
         return True
+
+    def run_jobs(self, run_id: int) -> list[dict[str, Any]]:
+        return []
 
     def run_artifacts(self, run_id: int) -> list[ArtifactRef]:
         return [ref for ref, _ in self._artifacts.get(run_id, [])]
@@ -171,6 +174,19 @@ class DryRunClient:
                     raise ArtifactTooLarge(f"artifact {artifact_id} is over {max_bytes} bytes")
                 return data
         return b""
+
+    def git_ref(self, ref: str) -> str | None:
+        return None
+
+    def set_git_ref(self, ref: str, sha: str, *, create: bool) -> None:
+        self._record("ref.create" if create else "ref.move", ref=ref, sha=sha)
+
+    def delete_git_ref(self, ref: str) -> bool:
+        self._record("ref.delete", ref=ref)
+        return True
+
+    def branch_commits(self, branch: str, count: int) -> list[str]:
+        return []
 
     def _record(self, kind: str, **detail: Any) -> None:
         self.actions.append(Action(kind, detail))

@@ -40,8 +40,11 @@ def run(cc: CommandContext, inv: Invocation) -> Outcome:
     bad = [op for op in ops if not OP_RE.fullmatch(op)]
     if bad:
         raise UsageError(f"not op names: {', '.join(code(b, 60) for b in bad)}")
-    pr = cc.pull()
     rule = plan.rules(config)
+    if ops and rule.by_tag and not device.local:
+        raise UsageError("with tag dispatch (`kernels.dispatch: tag`) a run checks all the "
+                         "device's ops: a tag carries no inputs", hint=f"`/check {name}`")
+    pr = cc.pull()
     files = labels.touched_paths(cc.ctx.client.pull_files(pr.number))
     if not plan.touching(device, rule, files):
         return Outcome(False, f"nothing to check on {code(name)}: this pull request touches "

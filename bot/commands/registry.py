@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from flagbot.bot.commands import check, help, ok_to_test, patch, unpatch
+from flagbot.bot.commands import check, help, ok_to_test, patch, retest, unpatch
 from flagbot.bot.commands.base import Command
 
 COMMANDS: dict[str, Command] = {c.name: c for c in (help.COMMAND, patch.COMMAND, unpatch.COMMAND,
-                                                    check.COMMAND, ok_to_test.COMMAND)}
+                                                    check.COMMAND, ok_to_test.COMMAND,
+                                                    retest.COMMAND)}

@@ -47,6 +47,16 @@ class Rules:
     timeout_minutes: int
     ci_pattern: str
     needs_label: Label
+    dispatch: str = "workflow_dispatch"  # or `tag`: a ciflow/<device>/<PR> tag starts the run
+    quarantine: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (device, ops) pairs
+
+    @property
+    def by_tag(self) -> bool:
+        return self.dispatch == "tag"
+
+    def quarantined(self, device: str) -> frozenset[str]:
+        """The ops of `device` whose failures do not fail its check run."""
+        return frozenset(op for name, ops in self.quarantine if name == device for op in ops)
 
 
 def rules(config: RepoConfig) -> Rules:
@@ -57,7 +67,9 @@ def rules(config: RepoConfig) -> Rules:
                  str(k["trusted_permission"]), tuple(k["paths"]), str(k["workflow"]),
                  int(k["timeout_minutes"]), str(config["labels"]["ci"]["pattern"]),
                  Label(str(needs["name"]), str(needs.get("color", "fbca04")),
-                       str(needs.get("description", ""))))
+                       str(needs.get("description", ""))),
+                 str(k.get("dispatch") or "workflow_dispatch"),
+                 tuple(sorted((str(d), tuple(ops)) for d, ops in (k.get("quarantine") or {}).items())))
 
 
 def devices(config: RepoConfig) -> dict[str, Device]:

@@ -102,7 +102,8 @@ class PyGithubClient:
             started = run.started_at.timestamp() if run.started_at is not None else None
             refs.append(CheckRunRef(run.id, run.name, run.status, run.conclusion, run.external_id,
                                     int(count or 0), started, run.details_url,
-                                    str(run.output.title or "") if run.output is not None else ""))
+                                    str(run.output.title or "") if run.output is not None else "",
+                                    str(run.output.summary or "") if run.output is not None else ""))
         return refs
 
     def create_check_run(self, head_sha: str, name: str, fields: dict[str, Any]) -> int:
@@ -207,10 +208,10 @@ class PyGithubClient:
             raise
         return dict(data)
 
-    def workflow_runs(self, workflow: str) -> list[dict[str, Any]]:
+    def workflow_runs(self, workflow: str, event: str = "workflow_dispatch") -> list[dict[str, Any]]:
         _, data = self._repo.requester.requestJsonAndCheck(
             "GET", f"{self._repo.url}/actions/workflows/{quote(workflow, safe='')}/runs",
-            parameters={"event": "workflow_dispatch", "per_page": 100})
+            parameters={"event": event, "per_page": 100})
         return [dict(r) for r in (data or {}).get("workflow_runs") or []]
 
     def cancel_workflow_run(self, run_id: int) -> bool:
@@ -224,6 +225,11 @@ class PyGithubClient:
             raise
         self.actions.append(Action("workflow.cancel", {"run": run_id}))
         return True
+
+    def run_jobs(self, run_id: int) -> list[dict[str, Any]]:
+        _, data = self._repo.requester.requestJsonAndCheck(
+            "GET", f"{self._repo.url}/actions/runs/{int(run_id)}/jobs", parameters={"per_page": 100})
+        return [dict(j) for j in (data or {}).get("jobs") or [] if isinstance(j, dict)]
 
     def run_artifacts(self, run_id: int) -> list[ArtifactRef]:
         _, data = self._repo.requester.requestJsonAndCheck(
@@ -242,6 +248,47 @@ class PyGithubClient:
             if len(data) > max_bytes:
                 raise ArtifactTooLarge(f"artifact {artifact_id} is over {max_bytes} bytes")
         return bytes(data)
+
+    # -- git refs: the ciflow tags of tag dispatch ----------------------------------------------
+
+    def git_ref(self, ref: str) -> str | None:
+        try:
+            _, data = self._repo.requester.requestJsonAndCheck(
+                "GET", f"{self._repo.url}/git/ref/{quote(ref, safe='/')}")
+        except GithubException as exc:
+            if is_not_found(exc):
+                return None
+            raise
+        obj = (data or {}).get("object") or {}
+        return str(obj.get("sha")) if isinstance(data, dict) and obj.get("sha") else None
+
+    def set_git_ref(self, ref: str, sha: str, *, create: bool) -> None:
+        self._pace()
+        if create:
+            self._repo.requester.requestJsonAndCheck(
+                "POST", f"{self._repo.url}/git/refs", input={"ref": f"refs/{ref}", "sha": sha})
+        else:
+            self._repo.requester.requestJsonAndCheck(
+                "PATCH", f"{self._repo.url}/git/refs/{quote(ref, safe='/')}",
+                input={"sha": sha, "force": True})
+        self.actions.append(Action("ref.create" if create else "ref.move", {"ref": ref, "sha": sha}))
+
+    def delete_git_ref(self, ref: str) -> bool:
+        self._pace()
+        try:
+            self._repo.requester.requestJsonAndCheck(
+                "DELETE", f"{self._repo.url}/git/refs/{quote(ref, safe='/')}")
+        except GithubException as exc:
+            if is_not_found(exc) or exc.status == 422:  # gone already
+                return False
+            raise
+        self.actions.append(Action("ref.delete", {"ref": ref}))
+        return True
+
+    def branch_commits(self, branch: str, count: int) -> list[str]:
+        _, data = self._repo.requester.requestJsonAndCheck(
+            "GET", f"{self._repo.url}/commits", parameters={"sha": branch, "per_page": count})
+        return [str(c["sha"]) for c in (data or [])[:count] if isinstance(c, dict) and c.get("sha")]
 
 
 def _run_detail(name: str, fields: dict[str, Any]) -> dict[str, Any]:

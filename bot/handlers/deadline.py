@@ -13,8 +13,9 @@ from typing import Any
 from flagbot.bot.context import Context, field_of
 from flagbot.bot.dashboard import record
 from flagbot.bot.devices import plan, results, runs
-from flagbot.bot.devices.ids import DEADLINE_EVENT, Request, Tracked
+from flagbot.bot.devices.ids import DEADLINE_EVENT, Request
 from flagbot.bot.handlers.base import Handler
+from flagbot.bot.monitoring import metrics
 
 EVENT = DEADLINE_EVENT
 ACTIONS = ("check",)  # the follow-up's only action (`runs.deadline`)
@@ -40,17 +41,19 @@ def handle(ctx: Context) -> dict[str, Any]:
         runs.deadline(ctx, request, left, int(ctx.payload.get("attempt") or 1) + 1)
         return {"request": request.id, "check_run": "waiting", "seconds_left": round(left)}
     rule = plan.rules(ctx.config)
-    run_id = tracked.run_id or runs.find_run(ctx.client, rule.workflow, request)
-    cancelled = ctx.client.cancel_workflow_run(run_id) if run_id else False
+    run_id = tracked.run_id or runs.find_run(ctx.client, rule.workflow, request, tracked.by_tag)
+    cancelled = runs.cancel(ctx.client, run_id, tracked.by_tag) if run_id else False
     why = (f"No report came back within {device.timeout_minutes} minutes. "
            + ("The workflow run was cancelled." if cancelled else
               "No workflow run was found: is a runner with the labels "
               f"`{', '.join(device.runner) or 'local'}` online, and is "
-              f"`.github/workflows/{rule.workflow}` on the default branch?"
+              f"`.github/workflows/{rule.workflow}` on the "
+              + ("tagged head" if tracked.by_tag else "default branch") + "?"
               if not run_id else "The workflow run had already ended without reporting."))
     runs.finish(ctx.client, ref.id, results.without_report(
         device, "timed_out", f"no report within {device.timeout_minutes} min", why,
-        runs.run_url(ctx, run_id)), Tracked(tracked.request, run_id, tracked.ops, "done"))
+        runs.run_url(ctx, run_id)), tracked.but(run_id=run_id, state="done"))
+    metrics.device_timeout(device.name)
     record.finished(ctx, tracked.request, "timed_out", run_id=run_id)
     return {"request": request.id, "check_run": "timed_out", "workflow_cancelled": cancelled,
             "summary": runs.refresh_summary(ctx, request.pr, request.sha)}

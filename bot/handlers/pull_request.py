@@ -37,7 +37,8 @@ from flagbot.hooks.findings import Finding
 from flagbot.hooks.folders import layout_for_paths
 
 EVENT = "pull_request"
-ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed", "labeled")
+ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review", "edited", "closed", "labeled",
+           "unlabeled")
 # GET /pulls/{n}/files lists at most 3000 files ("pulls" REST docs).
 FILES_CAP = 3000
 
@@ -59,8 +60,12 @@ def config_failure(name: str, problems: list[str]) -> CheckResult:
 
 def handle(ctx: Context) -> dict[str, Any]:
     """Run the whole flow for one `pull_request` delivery; returns what each step did."""
-    if ctx.action == "closed":  # merged or closed: the label log, and FlagScale's history
-        return {**downstream.closed(ctx), **patch_history.on_closed(ctx)}
+    if ctx.action == "closed":  # merged or closed: the label log, FlagScale's history, ciflow tags
+        number = int((ctx.payload.get("pull_request") or {}).get("number") or 0)
+        return {**downstream.closed(ctx), **patch_history.on_closed(ctx),
+                "tags_deleted": device_runs.drop_tags(ctx, number)}
+    if ctx.action == "unlabeled":  # only a `ci: <device>` label in tag mode: its tag goes
+        return device_runs.unlabeled(ctx)
     pr = PullRequest.from_payload(ctx.payload)
     client = ctx.client
     head = client.pull_head(pr.number)

@@ -34,7 +34,11 @@ def handle(ctx: Context) -> dict[str, Any]:
     if outcome != "ok":
         return {"skipped": found}
     device, ref, tracked, request = found
-    state = mark_in_progress(ctx, ref, tracked, int(run["id"]), job.get("html_url"))
+    labels = job.get("labels")
+    if isinstance(labels, list) and labels and not set(device.runner) <= {str(x) for x in labels}:
+        # the tag workflow's first job reads the settings on a hosted runner: not the device
+        return {"skipped": "a job not on the device's runners", "request": request.id}
+    state = mark_in_progress(ctx, ref, tracked, int(run["id"]), job.get("html_url"), device.name)
     summary = runs.refresh_summary(ctx, request.pr, request.sha) if state != "unchanged" else "unchanged"
     return {"request": request.id, "check_run": state, "summary": summary,
             "runner": job.get("runner_name")}

@@ -27,6 +27,18 @@ GITHUB_CALLS = Counter("flagbot_github_calls", "GitHub API calls by method and s
                        ["method", "status"])
 GITHUB_RETRIES = Counter("flagbot_github_retries", "GitHub API calls retried, by reason",
                          ["reason"])
+# device runners: labelled by device only (the configured names, bounded by the config's limits)
+RUNNER_BUCKETS = (10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200, 14400, 43200, 86400)
+DEVICE_QUEUED = Histogram("flagbot_device_queued_seconds",
+                          "Kernel-check runs: dispatch (or tag push) until a runner took the job",
+                          ["device"], buckets=RUNNER_BUCKETS)
+DEVICE_RUNNING = Histogram("flagbot_device_running_seconds",
+                           "Kernel-check runs: a runner took the job until the run completed",
+                           ["device"], buckets=RUNNER_BUCKETS)
+DEVICE_RETRIES = Counter("flagbot_device_retries", "Kernel-check runs dispatched again after a "
+                         "runner ended one without a report", ["device"])
+DEVICE_TIMEOUTS = Counter("flagbot_device_timeouts", "Kernel-check runs that timed out (the "
+                          "runner's job timeout, or no report within timeout_minutes)", ["device"])
 RECONCILED = Counter("flagbot_reconciled", "Delivery-log reconciliation: redeliveries asked for "
                      "(redelivered_missing, redelivered_failed) and entries skipped, by reason",
                      ["outcome"])
@@ -46,6 +58,22 @@ def github_call(method: str, status: int) -> None:
 def github_retry(reason: str) -> None:
     """Count one retried GitHub call: reason is 5xx, secondary_rate_limit or primary_rate_limit."""
     GITHUB_RETRIES.labels(reason=reason).inc()
+
+
+def device_queued(device: str, seconds: float) -> None:
+    DEVICE_QUEUED.labels(device=device).observe(max(seconds, 0.0))
+
+
+def device_running(device: str, seconds: float) -> None:
+    DEVICE_RUNNING.labels(device=device).observe(max(seconds, 0.0))
+
+
+def device_retry(device: str) -> None:
+    DEVICE_RETRIES.labels(device=device).inc()
+
+
+def device_timeout(device: str) -> None:
+    DEVICE_TIMEOUTS.labels(device=device).inc()
 
 
 def reconciled(outcome: str) -> None:

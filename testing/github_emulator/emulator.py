@@ -394,13 +394,16 @@ class Emulator:
             return run.id
 
     def set_workflow_run(self, repo: RepoRef, run_id: int, status: str,
-                         conclusion: str | None = None, labels: list[str] | None = None) -> None:
+                         conclusion: str | None = None, labels: list[str] | None = None,
+                         runner: str | None = None) -> None:
         """Move a run along (a runner picked it up, it finished) as GitHub would."""
         with self.state.lock:
             run = self._rs(repo).workflow_runs[run_id]
             run.status, run.conclusion = status, conclusion
             if labels is not None:
                 run.runner_labels = list(labels)
+            if runner is not None:
+                run.runner_name = runner
 
     def add_artifact(self, repo: RepoRef, run_id: int, name: str, data: bytes,
                      expired: bool = False) -> int:

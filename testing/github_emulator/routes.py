@@ -38,6 +38,7 @@ TABLE: list[tuple[str, str, str, Handler]] = [
     ("GET", R + "/contents/", INST, repo.get_contents),  # PyGithub asks for the root this way
     ("GET", R + "/contents/{path+}", INST, repo.get_contents),
     ("GET", R + "/collaborators/{user}/permission", INST, repo.collaborator_permission),
+    ("GET", R + "/commits", INST, repo.list_commits),
     ("GET", R + "/commits/{ref+}/check-runs", INST, checks.list_for_ref),
     ("GET", R + "/commits/{ref+}", INST, repo.get_commit),
     ("GET", R + "/branches/{branch+}", INST, repo.get_branch),
@@ -82,6 +83,7 @@ TABLE: list[tuple[str, str, str, Handler]] = [
     ("GET", R + "/actions/runs", INST, actions.list_runs),
     ("GET", R + "/actions/runs/{id}", INST, actions.get_run),
     ("POST", R + "/actions/runs/{id}/cancel", INST, actions.cancel_run),
+    ("GET", R + "/actions/runs/{id}/jobs", INST, actions.list_jobs),
     ("GET", R + "/actions/runs/{id}/artifacts", INST, actions.list_artifacts),
     ("GET", R + "/actions/artifacts/{id}/zip", INST, actions.download_artifact),
     ("GET", "/_emu/blobs/{owner}/{repo}/artifacts/{id}", ANY, actions.artifact_blob),

@@ -125,7 +125,7 @@ def workflow_job(u: rest.Urls, r: EmuRepo, run: WorkflowRun) -> dict[str, Any]:
         "status": run.status,
         "conclusion": run.conclusion,
         "labels": list(run.runner_labels),
-        "runner_name": "runner-1" if run.status != "queued" else None,
+        "runner_name": run.runner_name or ("runner-1" if run.status != "queued" else None),
         "started_at": run.created_at,
     }
 
@@ -163,6 +163,14 @@ def list_runs(req: Request) -> Reply:
 def get_run(req: Request) -> Reply:
     """GET /repos/{o}/{r}/actions/runs/{id}."""
     return Reply(200, workflow_run(req.emu.urls, req.rs.repo, _run(req)))
+
+
+def list_jobs(req: Request) -> Reply:
+    """GET /repos/{o}/{r}/actions/runs/{id}/jobs: the run's one job."""
+    run = _run(req)
+    page = req.paginate([run], lambda x: workflow_job(req.emu.urls, req.rs.repo, x))
+    page.body = {"total_count": 1, "jobs": page.body}
+    return page
 
 
 def cancel_run(req: Request) -> Reply:

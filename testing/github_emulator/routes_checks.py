@@ -62,7 +62,7 @@ def _apply_state(cr: CheckRun, body: dict[str, Any]) -> None:
         cr.completed_at = str(body.get("completed_at") or iso())
     elif status is not None:
         cr.status = str(status)
-    for key in ("external_id", "details_url", "name"):
+    for key in ("external_id", "details_url", "name", "started_at"):
         if body.get(key) is not None:
             setattr(cr, key, str(body[key]))
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from testing.github_emulator import gitstore, rest, rest_app
+from testing.github_emulator import gitstore, rest, rest_app, tag_push
 from testing.github_emulator.server import RATE_LIMIT, Reply, Request, invalid, not_found
 from testing.github_emulator.state import iso
 
@@ -108,6 +108,14 @@ def get_commit(req: Request) -> Reply:
     return Reply(200, rest.commit(req.emu.urls, req.rs.repo, commits[0]))
 
 
+def list_commits(req: Request) -> Reply:
+    """GET /repos/{o}/{r}/commits?sha=<branch or sha> (newest first)."""
+    rs = req.rs
+    start = _resolve(req, req.query.get("sha") or rs.repo.default_branch)
+    commits = list(reversed(gitstore.log_commits(rs.repo.bare_path, start)))
+    return req.paginate(commits, lambda c: rest.commit(req.emu.urls, rs.repo, c))
+
+
 def get_branch(req: Request) -> Reply:
     """GET /repos/{o}/{r}/branches/{branch}."""
     rs, name = req.rs, req.params["branch"]
@@ -139,6 +147,8 @@ def create_ref(req: Request) -> Reply:
     if gitstore.rev_parse(rs.repo.bare_path, sha) != sha:
         raise invalid("Object does not exist", "Reference", "sha")
     gitstore.update_ref(rs.repo.bare_path, ref, sha)
+    if ref.startswith("refs/tags/"):
+        tag_push.on_tag_push(rs, req.emu.state.next_id, ref.removeprefix("refs/tags/"), sha)
     return Reply(201, rest.git_ref(req.emu.urls, rs.repo, ref, sha))
 
 
@@ -154,6 +164,8 @@ def update_ref(req: Request) -> Reply:
     if not body.get("force") and not gitstore.is_ancestor(rs.repo.bare_path, old, sha):
         raise invalid("Update is not a fast forward", "Reference", "sha")
     gitstore.update_ref(rs.repo.bare_path, ref, sha)
+    if ref.startswith("refs/tags/") and old != sha:  # the same commit again pushes nothing
+        tag_push.on_tag_push(rs, req.emu.state.next_id, ref.removeprefix("refs/tags/"), sha)
     return Reply(200, rest.git_ref(req.emu.urls, rs.repo, ref, sha))
 
 

@@ -137,6 +137,7 @@ class WorkflowRun:
     conclusion: str | None = None
     job_id: int = 0
     runner_labels: list[str] = field(default_factory=list)
+    runner_name: str | None = None  # the runner that took the job (default `runner-1` once taken)
 
 
 @dataclass

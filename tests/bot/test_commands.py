@@ -28,9 +28,10 @@ def test_help_reacts_and_replies_with_every_command(emu, settings, repo) -> None
 def test_unknown_command_names_the_known_ones(emu, settings, repo) -> None:
     emu.push_commit(repo, branch="f", files={"a.txt": "a\n"})
     emu.open_pull(repo, head="f")
-    comment(emu, settings, repo, "/retest")
+    comment(emu, settings, repo, "/rebase")
     [reply] = replies(emu, repo)
-    assert "❌ `/retest`" in reply and "known: `/check`, `/help`, `/ok-to-test`, `/patch`, `/unpatch`" in reply
+    assert "❌ `/rebase`" in reply
+    assert "known: `/check`, `/help`, `/ok-to-test`, `/patch`, `/retest`, `/unpatch`" in reply
 
 
 def test_permission_refusal_names_the_needed_and_the_held_role(emu, settings, repo) -> None:

@@ -69,6 +69,10 @@ def test_fixing_the_config_lets_the_next_delivery_pass(emu, settings, bad_repo) 
     ("drift:\n  every_hours: daily\n", "drift.every_hours"),
     ("drift:\n  hours: 3\n", "drift"),
     ("plugins:\n  paths: vllm_fl/**\n", "plugins.paths"),
+    ("kernels:\n  dispatch: push\n", "kernels.dispatch"),
+    ("kernels:\n  quarantine: [softmax]\n", "kernels.quarantine"),
+    ("kernels:\n  quarantine:\n    a_x100: softmax\n", "kernels.quarantine.a_x100"),
+    ("kernels:\n  quarantine:\n    a_x100: ['Soft max']\n", "kernels.quarantine.a_x100"),
 ])
 def test_invalid_label_settings_name_their_key(text: str, key: str) -> None:
     with pytest.raises(ConfigError) as err:

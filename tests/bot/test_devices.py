@@ -210,10 +210,11 @@ def test_not_json_and_wrong_schema_fail(emu, settings) -> None:
     assert check["output"]["title"] == "unusable report"
 
 
-def test_a_missing_artifact_says_the_workflow_failed_with_a_link(emu, settings) -> None:
-    check = _conclude_with(emu, settings, None, conclusion="failure")
+def test_a_missing_artifact_after_success_says_the_workflow_failed_with_a_link(emu, settings) -> None:
+    # a run that ends `success` without a report is the workflow's fault, not a dead runner's
+    check = _conclude_with(emu, settings, None, conclusion="success")
     assert check["conclusion"] == "failure" and check["output"]["title"] == "no report"
-    assert "`failure`" in check["output"]["summary"] and "/actions/runs/" in check["output"]["summary"]
+    assert "`success`" in check["output"]["summary"] and "/actions/runs/" in check["output"]["summary"]
 
 
 def test_oversized_artifacts_are_not_downloaded(emu, settings, monkeypatch) -> None:

@@ -108,7 +108,9 @@ def test_wants_pull_request_actions_and_only_base_edits(action, changes, wanted)
 
 def test_wants_labels_set_by_people_only() -> None:
     assert not wants("pull_request", {"action": "labeled", "sender": {"type": "Bot"}})
-    assert not wants("pull_request", {"action": "unlabeled", "sender": {"type": "User"}})
+    assert wants("pull_request", {"action": "unlabeled", "sender": {"type": "User"}})  # ciflow tags
+    assert not wants("pull_request", {"action": "unlabeled", "sender": {"type": "Bot"}})
+    assert not wants("pull_request", {"action": "assigned", "sender": {"type": "User"}})
 
 
 def test_wants_nothing_for_events_without_a_handler() -> None:
@@ -309,7 +311,7 @@ def test_a_foreign_workflow_run_replayed_dry_is_skipped_with_the_reason(emu, set
     payload.write_text(json.dumps(data))
     assert main([str(payload), "--event", "workflow_run", "--repo", str(checkout), "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "0 action(s) would do" in out and "skipped: not a dispatch of the configured workflow" in out
+    assert "0 action(s) would do" in out and "skipped: not a run of the configured workflow" in out
 
 
 def test_workflow_job_and_the_deadline_are_refused_with_what_is_needed(emu, settings, tmp_path) -> None:
