@@ -59,6 +59,14 @@ def running(ctx: Context, request_id: str, run_id: int, url: str | None) -> None
         log.warning("dashboard: could not record run %s", request_id, exc_info=True)
 
 
+def restarted(ctx: Context, old_id: str, new_id: str, conclusion: str, *, run_id: int,
+              url: str | None) -> None:
+    """The run of `old_id` ended `conclusion` without a report (its runner failed) and the same
+    head was started again as `new_id`: the old one completes, the new one counts a retry."""
+    finished(ctx, old_id, conclusion, run_id=run_id, url=url)
+    started(ctx, new_id)
+
+
 def finished(ctx: Context, request_id: str, conclusion: str, *, report: bytes | None = None,
              run_id: int | None = None, url: str | None = None) -> None:
     """The check run of `request_id` completed with `conclusion`; `report` is what came back."""

@@ -429,12 +429,12 @@ def conclude(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device,
     request = Request.parse(tracked.request)
     assert request is not None
     conclusion = str(run.get("conclusion") or "")
-    data: bytes | None = None
     if tracked.progress_at is not None:
         metrics.device_running(device.name, time.time() - tracked.progress_at)
     if conclusion == "timed_out":
         metrics.device_timeout(device.name)
     done = tracked.but(run_id=run_id, state="done")
+    data: bytes | None = None
     name = request.tag_artifact if tracked.by_tag else request.artifact
     uploaded = any(a.name == name for a in ctx.client.run_artifacts(run_id))
     if not uploaded and conclusion in RUNNER_ENDS:
@@ -482,6 +482,7 @@ def retry(ctx: Context, ref: CheckRunRef, tracked: Tracked, device: Device, rule
                               f"{device.name} once more (request {code(request.id)}); a second "
                               "such end fails this check."}})
     metrics.device_retry(device.name)
+    record.restarted(ctx, tracked.request, request.id, conclusion, run_id=run_id, url=url)
     base_sha = "" if again.by_tag else str(
         ((ctx.client.pull_json(old.pr) or {}).get("base") or {}).get("sha") or "")
     failed, _ = launch(ctx, ref.id, request, again, device, rule, base_sha)

@@ -310,3 +310,19 @@ def test_a_run_without_a_report_in_time_is_recorded_timed_out(emu, settings) -> 
     [run_] = open_store(settings).runs(RunFilter(), limit=5)
     assert (run_.status, run_.conclusion) == ("completed", "timed_out")
     assert open_store(settings).results() == []
+
+
+def test_a_dead_runner_s_run_ends_and_its_second_attempt_counts_as_a_retry(emu, settings) -> None:
+    from tests.bot.devices_support import deliver_pr, deliver_run, device_repo, open_device_pr
+    from tests.bot.test_devices_ci import end_dispatched
+
+    repo = device_repo(emu)
+    open_device_pr(emu, repo)
+    deliver_pr(emu, settings, repo)
+    [first] = emu.workflow_runs(repo)
+    end_dispatched(emu, repo, first, None, "failure")
+    assert deliver_run(emu, settings, repo, first["id"])["conclusion"] == "retried"
+    again, old = open_store(settings).runs(RunFilter(), limit=5)
+    assert (old.status, old.conclusion, old.run_id, old.retries) == ("completed", "failure",
+                                                                     first["id"], 0)
+    assert (again.status, again.retries, again.sha) == ("queued", 1, old.sha)
