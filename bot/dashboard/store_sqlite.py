@@ -3,13 +3,12 @@ by the web server. A few writes per device run, so SQLite's own locking is enoug
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any
 
 from flagbot.bot.dashboard.store import MAX_RESULTS, MAX_RUNS, DeviceRun, KernelResult, RunFilter
+from flagbot.bot.store.sqlite_file import immediate, open_wal
 
 SCHEMA = """
 create table if not exists runs (
@@ -36,31 +35,15 @@ class SqliteDashStore:
 
     def __init__(self, path: Path, *, busy_timeout_s: float = 30.0) -> None:
         self.path = path
-        self.busy_timeout_s = busy_timeout_s
-        self._local = threading.local()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = self._conn()
-        conn.execute("pragma journal_mode=wal")
-        conn.executescript(SCHEMA)
+        self.connections = open_wal(path, SCHEMA, timeout_s=busy_timeout_s)
 
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        # a connection must never cross a fork (gunicorn workers) nor a thread
-        if conn is None or getattr(self._local, "pid", None) != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
-            self._local.conn, self._local.pid = conn, os.getpid()
-        return conn
+        return self.connections.get()
 
     def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
-        conn = self._conn()
-        conn.execute("begin immediate")
-        try:
+        with immediate(self._conn()) as conn:
             for sql, args in statements:
                 conn.execute(sql, args)
-        except BaseException:
-            conn.execute("rollback")
-            raise
-        conn.execute("commit")
 
     def run_started(self, run: DeviceRun) -> None:
         """Record a new request (a restarted request keeps its first row)."""

@@ -4,14 +4,13 @@ web server and `flagbot labeled`. A few writes per PR, so no write-lock hand-ove
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from flagbot.bot.feed.log import Closing, LabeledPR, after_closing, keep, newest_first
+from flagbot.bot.store.sqlite_file import Connections, immediate, open_wal
 
 SCHEMA = """
 create table if not exists labeled (
@@ -43,21 +42,12 @@ class SqliteLabelLog:
 
     def __init__(self, path: Path, *, create: bool = True, busy_timeout_s: float = 30.0) -> None:
         self.path = path
-        self.busy_timeout_s = busy_timeout_s
-        self._local = threading.local()
         self.exists = create or path.exists()
-        if create:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = self._conn()
-            conn.execute("pragma journal_mode=wal")
-            conn.executescript(SCHEMA)
+        self.connections = open_wal(path, SCHEMA, timeout_s=busy_timeout_s) if create else \
+            Connections(path, timeout_s=busy_timeout_s)
 
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None or getattr(self._local, "pid", None) != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
-            self._local.conn, self._local.pid = conn, os.getpid()
-        return conn
+        return self.connections.get()
 
     def _entries(self, where: str, args: tuple[Any, ...]) -> list[LabeledPR]:
         if not self.exists:
@@ -80,16 +70,10 @@ class SqliteLabelLog:
 
     def closed(self, closing: Closing) -> None:
         """The PR was merged or closed: update each of its entries."""
-        conn = self._conn()
-        conn.execute("begin immediate")
-        try:
+        with immediate(self._conn()) as conn:
             for entry in self._entries("repo=? and number=?", (closing.repo, closing.number)):
                 conn.execute(f"insert or replace into labeled ({COLUMNS}) values "
                              "(?,?,?,?,?,?,?,?,?,?,?,?)", to_row(after_closing(entry, closing)))
-        except BaseException:
-            conn.execute("rollback")
-            raise
-        conn.execute("commit")
 
     def find(self, label: str, *, repo: str | None = None, since: float | None = None,
              state: str = "merged", limit: int | None = None) -> list[LabeledPR]:

@@ -9,9 +9,7 @@ hashes in Redis. `open_chores` picks one from the settings, as `store/factory.py
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -19,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from flagbot.bot.settings import Settings
-from flagbot.bot.store.sqlite_file import WriteLock, lock_path, tune
+from flagbot.bot.store.sqlite_file import Connections, WriteLock, immediate, lock_path, tune
 
 SCHEMA = """
 create table if not exists chores (k text primary key, v text not null);
@@ -59,30 +57,18 @@ class SqliteChores:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
+        self.connections = Connections(path, setup=lambda conn: tune(conn, background=False))
         self.write_lock = WriteLock(lock_path(path))
         with self.write_lock.held():
             self._conn().executescript(SCHEMA)
 
     def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None or getattr(self._local, "pid", None) != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            tune(conn, background=False)
-            self._local.conn, self._local.pid = conn, os.getpid()
-        return conn
+        return self.connections.get()
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        with self.write_lock.held():
-            conn.execute("begin immediate")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("rollback")
-                raise
-            conn.execute("commit")
+        with self.write_lock.held(), immediate(self._conn()) as conn:
+            yield conn
 
     def get(self, key: str) -> str | None:
         row = self._conn().execute("select v from chores where k=?", (key,)).fetchone()

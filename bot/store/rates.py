@@ -10,11 +10,12 @@ check per comment and no GitHub call at all.
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Protocol
+
+from flagbot.bot.store.sqlite_file import immediate, open_wal
 
 SCHEMA = """
 create table if not exists hits (key text not null, at real not null, member text);
@@ -32,42 +33,24 @@ class SqliteRates:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._local = threading.local()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = self._conn()
-        conn.execute("pragma journal_mode=wal")
-        conn.executescript(SCHEMA)
-
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None or getattr(self._local, "pid", None) != os.getpid():
-            conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self._local.conn, self._local.pid = conn, os.getpid()
-        return conn
+        self.connections = open_wal(path, SCHEMA)
 
     def hit(self, key: str, limit: int, window_s: float, now: float | None = None,
             member: str = "") -> bool:
         """True (and one hit recorded) when `key` had fewer than `limit` hits in the window;
         a `member` already recorded in the window counts once (a deferred delivery run again)."""
         now = time.time() if now is None else now
-        conn = self._conn()
-        conn.execute("begin immediate")
-        try:
+        with immediate(self.connections.get()) as conn:
             conn.execute("delete from hits where key=? and at<?", (key, now - window_s))
             if member and conn.execute("select 1 from hits where key=? and member=?",
                                        (key, member)).fetchone():
-                conn.execute("commit")
                 return True
             (count,) = conn.execute("select count(*) from hits where key=?", (key,)).fetchone()
-            allowed = count < limit
-            if allowed:
-                conn.execute("insert into hits (key, at, member) values (?, ?, ?)",
-                             (key, now, member or None))
-        except BaseException:
-            conn.execute("rollback")
-            raise
-        conn.execute("commit")
-        return bool(allowed)
+            if count >= limit:
+                return False
+            conn.execute("insert into hits (key, at, member) values (?, ?, ?)",
+                         (key, now, member or None))
+            return True
 
 
 class RedisRates:

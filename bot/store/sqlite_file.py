@@ -21,7 +21,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -130,3 +130,48 @@ class Checkpointer:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+
+
+class Connections:
+    """One connection to `path` per thread and per process: a connection must never cross a
+    thread nor a fork (gunicorn's workers are forked). `setup` runs on each new one."""
+
+    def __init__(self, path: Path, *, timeout_s: float = 30.0,
+                 setup: Callable[[sqlite3.Connection], None] | None = None) -> None:
+        self.path = path
+        self.timeout_s = timeout_s
+        self.setup = setup
+        self._local = threading.local()
+
+    def get(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None or getattr(self._local, "pid", None) != os.getpid():
+            conn = sqlite3.connect(self.path, timeout=self.timeout_s, isolation_level=None)
+            if self.setup is not None:
+                self.setup(conn)
+            self._local.conn, self._local.pid = conn, os.getpid()
+        return conn
+
+
+def open_wal(path: Path, schema: str, *, timeout_s: float = 30.0) -> Connections:
+    """A small state file of its own (the feed's label log, rate windows, the dashboard's
+    runs): its folder made, WAL mode, the schema applied; connections per thread."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connections = Connections(path, timeout_s=timeout_s)
+    conn = connections.get()
+    conn.execute("pragma journal_mode=wal")
+    conn.executescript(schema)
+    return connections
+
+
+@contextmanager
+def immediate(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A transaction that takes SQLite's write lock up front; rolled back on any exception."""
+    conn.execute("begin immediate")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("rollback")
+        raise
+    conn.execute("commit")
+
