@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -18,12 +19,18 @@ from typing import Any
 import pytest
 import torch
 
+from flagbot.kernels import bubblewrap
 from flagbot.kernels.cli import main
 from flagbot.kernels.intake import experimental, operators
 from flagbot.kernels.intake.checks import Outcome, Plan, digest, write_files
 from tests.kernels.generated_ops import LAX_TEST, payload, selection, write_json
 
 ROOT = Path(__file__).resolve().parents[2]
+# The pipeline's own logic is tested everywhere: where bubblewrap cannot run (and no CI asked
+# for it), the children run unsandboxed; tests/kernels/test_import_hostile.py tests the walls.
+_BWRAP = shutil.which("bwrap")
+SANDBOX = [] if os.environ.get("FLAGBOT_REQUIRE_BWRAP") == "1" or (
+    _BWRAP and not bubblewrap.probe(_BWRAP)) else ["--no-sandbox"]
 FAILING_TEST = "def test_exp():\n    assert exp is None, 'the generator wrote a bad test'\n"
 
 
@@ -47,7 +54,7 @@ def first_import(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = main(["import", "--input", "selected.json", "--batch", "2", "--payloads",
-                     "payloads", "--dest", "tree/experimental"], cwd=str(work))
+                     "payloads", "--dest", "tree/experimental", *SANDBOX], cwd=str(work))
     return {"code": code, "work": work, "dest": dest, "out": out.getvalue(),
             "index": json.loads((dest / "_metadata.json").read_text())}
 
@@ -115,7 +122,7 @@ def test_imported_operators_are_visible_to_kernels_check(first_import: dict[str,
 def _run(work: Path, *extra: str, names: tuple[str, ...] = ("abs",)) -> int:
     write_json(work / "selected.json", selection(2, *names))
     return main(["import", "--input", "selected.json", "--batch", "2", "--payloads",
-                 "payloads", "--dest", "tree/experimental", *extra], cwd=str(work))
+                 "payloads", "--dest", "tree/experimental", *SANDBOX, *extra], cwd=str(work))
 
 
 @pytest.fixture()
@@ -233,14 +240,14 @@ def test_generated_code_that_hangs_is_stopped_by_the_timeout(
 ], ids=["no-input", "batch-mismatch", "no-payloads", "not-a-selection"])
 def test_usage_errors_exit_two(tree: Path, argv: list[str], message: str,
                                capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["import", *argv, "--dest", "tree/experimental"], cwd=str(tree)) == 2
+    assert main(["import", *argv, "--dest", "tree/experimental", *SANDBOX], cwd=str(tree)) == 2
     assert message in capsys.readouterr().err
 
 
 def test_outside_a_checkout_the_destination_must_be_given(
         tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["import", "--input", "selected.json", "--batch", "2", "--payloads",
-                 "payloads"], cwd=str(tree)) == 2
+                 "payloads", *SANDBOX], cwd=str(tree)) == 2
     assert "is not a flagbot checkout (no kernels/registry.py)" in capsys.readouterr().err
 
 
