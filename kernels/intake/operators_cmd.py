@@ -28,12 +28,13 @@ def _error(message: str) -> int:
 
 def remeasure_problem(batch: int) -> str | None:
     """Why --remeasure cannot run here, or None."""
-    import torch
 
     from flagbot.kernels.backend_utils import interpreted
+    from flagbot.kernels.device import default_device
 
-    if not torch.cuda.is_available() or interpreted():
-        return ("--remeasure needs a CUDA device and compiled kernels (no GPU here, or "
+    if default_device()[0].type == "cpu" or interpreted():
+        return ("--remeasure needs an accelerator torch knows (CUDA, or a vendor's device "
+                "through its torch plugin) and compiled kernels (none here, or "
                 "TRITON_INTERPRET=1); run it on a device runner, or drop --remeasure to use "
                 "the supplied times")
     if batch == 1 and importlib.util.find_spec("flag_gems") is None:

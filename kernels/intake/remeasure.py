@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from flagbot.kernels import timing
+from flagbot.kernels.device import resolve as resolve_device
 from flagbot.kernels.intake.schema import build_spec, resolve
 from flagbot.kernels.spec import Case
 
@@ -28,7 +29,8 @@ def measure(request: dict[str, Any], func: Callable[..., Any]) -> dict[str, Any]
     """Per config: your_time with cuda_time (batch 2) or flaggems_time (batch 1), in ms."""
     op = resolve(request["aten"])
     spec = build_spec(op, request["name"], request["params"])
-    device = torch.device("cuda")
+    dev = resolve_device()  # the vendor's accelerator through its own torch module
+    device = dev.torch_device
     gems: Any = None
     if request["batch"] == 1:
         # Optional: only a batch 1 remeasure needs FlagGems, and the parent checked it is here.
@@ -44,14 +46,16 @@ def measure(request: dict[str, Any], func: Callable[..., Any]) -> dict[str, Any]
 
         row: dict[str, Any] = {"shape": config["shape"], "dtype": config["dtype"]}
         if gems is None:
-            m = timing.bench({"candidate": candidate, "native": baseline})
+            m = timing.bench({"candidate": candidate, "native": baseline}, dev)
             row["cuda_time"] = _median_ms(m.samples["native"])
         else:
             with gems.use_gems():
-                m = timing.bench({"candidate": candidate, "flaggems": baseline})
+                m = timing.bench({"candidate": candidate, "flaggems": baseline}, dev)
             row["flaggems_time"] = _median_ms(m.samples["flaggems"])
         row["your_time"] = _median_ms(m.samples["candidate"])
         row["mode"] = m.mode
         rows.append(row)
-        torch.cuda.empty_cache()
+        empty_cache = getattr(dev.module, "empty_cache", None)
+        if empty_cache is not None:
+            empty_cache()
     return {"status": "measured", "configs": rows, "device": timing.device_metadata()}

@@ -18,6 +18,7 @@ import torch
 
 from flagbot.kernels.accuracy import AccuracyCase, judge_case
 from flagbot.kernels.backend_utils import interpreted
+from flagbot.kernels.device import default_device
 from flagbot.kernels.intake.schema import build_spec, resolve
 from flagbot.kernels.spec import Case, OpSpec
 
@@ -52,7 +53,9 @@ def plan_cases(request: dict[str, Any]) -> CasePlan:
     wanted = [getattr(torch, d) for d in request["dtypes"]]
     spec = build_spec(op, request["name"], request["params"],
                       [tuple(s) for s in request["shapes"]], wanted)
-    gpu = torch.cuda.is_available() and not interpreted()
+    # the vendor's accelerator, whichever torch knows (not only CUDA); the CPU interpreter else
+    found, _ = default_device()
+    gpu = found.type != "cpu" and not interpreted()
     dtypes = [d for d in spec.dtypes if gpu or d in spec.interpreter_dtypes]
     skipped = [f"{str(d).removeprefix('torch.')}: the CPU interpreter computes bf16 wrongly"
                for d in spec.dtypes if d not in dtypes]
@@ -60,7 +63,7 @@ def plan_cases(request: dict[str, Any]) -> CasePlan:
         dtypes, skipped = [torch.float32], skipped + ["float32 checked instead"]
     shapes = "full" if gpu else "ci"
     return CasePlan(spec, list(spec.cases(shapes)), dtypes, tuple(request["seeds"]),
-                    torch.device("cuda" if gpu else "cpu"), skipped, shapes)
+                    found if gpu else torch.device("cpu"), skipped, shapes)
 
 
 class Tampered(ValueError):

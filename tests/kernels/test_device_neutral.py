@@ -163,3 +163,17 @@ def test_copy_bandwidth_floor_fails_a_slow_op(fast_timing: None) -> None:
     # Interpreted kernels reach a sliver of the (host-timed) copy bandwidth.
     assert entry["verdict"]["status"] == "fail" and result.exit_code == 1
     assert "copy bandwidth" in entry["verdict"]["reason"]
+
+
+def test_the_import_pipeline_picks_its_device_without_asking_torch_cuda(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from flagbot.kernels.intake import verdict
+    from flagbot.kernels.intake.operators_cmd import remeasure_problem
+
+    called = forbid_cuda(monkeypatch)
+    plan = verdict.plan_cases({"aten": "abs", "name": "abs", "params": {}, "shapes": [[300]],
+                               "dtypes": ["float32"], "seeds": [0]})
+    problem = remeasure_problem(2)
+    assert called == []
+    if plan.device.type == "cpu":  # no accelerator here: the interpreter's cases
+        assert plan.shapes == "ci" and problem is not None and "accelerator" in problem
