@@ -11,7 +11,6 @@ the commit ids are the ones the payloads in `examples/replay/` name, on every ma
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -48,13 +47,8 @@ def build(path: Path) -> ExamplePR:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1:
-        print("usage: python -m testing.example_pr DIR", file=sys.stderr)
-        return 2
-    target = Path(args[0])
-    if target.exists():
-        print(f"error: {target} exists; name a new folder", file=sys.stderr)
+    target = example_upstream.new_folder(argv, "example_pr")
+    if target is None:
         return 2
     example = build(target)
     print(f"upstream {example.path}\nbase     {example.base}\n{PR_BRANCH} {example.head}  (PR #1)")

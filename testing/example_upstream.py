@@ -112,14 +112,23 @@ def build(path: Path) -> Example:
     return Example(path, base, heads)
 
 
-def main(argv: list[str] | None = None) -> int:
+def new_folder(argv: list[str] | None, module: str) -> Path | None:
+    """The one DIR argument of `python -m testing.<module> DIR`, a folder that must not exist
+    yet; None after saying what is wrong."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
-        print("usage: python -m testing.example_upstream DIR", file=sys.stderr)
-        return 2
+        print(f"usage: python -m testing.{module} DIR", file=sys.stderr)
+        return None
     target = Path(args[0])
     if target.exists():
         print(f"error: {target} exists; name a new folder", file=sys.stderr)
+        return None
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    target = new_folder(argv, "example_upstream")
+    if target is None:
         return 2
     example = build(target)
     print(f"upstream {example.path}\nbase     {example.base}")

@@ -28,7 +28,7 @@ from flagbot.bot.store import (
     decide,
     recorded_new,
 )
-from flagbot.bot.store.sqlite_file import WriteLock, lock_path, tune
+from flagbot.bot.store.sqlite_file import WriteLock, immediate, lock_path, tune
 
 # A commit writes every page it touched, in full, to the WAL, and a checkpoint writes them again
 # into the database; at a few hundred deliveries a second the disk is what stalls a commit. So:
@@ -95,16 +95,9 @@ class SqliteLedger:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        with self.write_lock.held():
-            # immediate: take SQLite's write lock up front too (readers of other tools may be about)
-            conn.execute("begin immediate")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("rollback")
-                raise
-            conn.execute("commit")
+        # immediate: take SQLite's write lock up front too (readers of other tools may be about)
+        with self.write_lock.held(), immediate(self._conn()) as conn:
+            yield conn
 
     def record(self, *, delivery_id: str, event: str, action: str | None, repo: str | None,
                payload: bytes, wanted: bool) -> Recorded:
