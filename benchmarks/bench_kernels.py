@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import gc
 import json
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,16 +38,21 @@ import triton
 from flagbot.kernels import random_shapes, timing
 from flagbot.kernels.accuracy import compare, upcast
 from flagbot.kernels.baseline import _import_flaggems, flaggems_ops
+from flagbot.kernels.device import Device, DeviceUnavailable, metadata, resolve
 from flagbot.kernels.registry import OPS
 from flagbot.kernels.spec import Case
 from flagbot.kernels.tolerances import tolerance
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sweep_pool  # noqa: E402 - the benchmark's own folder, found by path
+
+STARTED = time.perf_counter()  # import time: the warm-up pass reports its start-up cost
 BANDWIDTH_TARGET = 0.85
 NOISE = 0.03  # ratios within 3% of 1.0 count as "as fast" (spread of repeated runs)
 RANDOM_TARGET = 0.95  # random sweeps: the share of shapes at >= this ratio is the headline
 PRINT_BELOW = 0.90  # random rows under this ratio to torch print their shape
 FIXED_REPS, RANDOM_REPS = 40, 12
-_EVENT: Any = torch.cuda.Event
+WARMUP_MS = 25.0  # busy time before each row's timed rounds, as do_bench's warm-up
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 
 
@@ -154,51 +159,65 @@ def _layout(value: Any, layout: str) -> Any:
     return wide[..., : value.shape[-1]]
 
 
-def copy_bandwidth() -> float:
-    """GB/s of a 1 GiB device-to-device copy, counting bytes read plus bytes written."""
-    src = torch.randn(1 << 28, device="cuda")
+def copy_bandwidth(dev: Device, elements: int = 1 << 28) -> float:
+    """GB/s of a device-to-device copy (1 GiB by default), counting bytes read plus written."""
+    src = torch.randn(elements, device=dev.torch_device)
     dst = torch.empty_like(src)
-    m = timing.bench({"copy": lambda: dst.copy_(src)})
+    m = timing.bench({"copy": lambda: dst.copy_(src)}, dev, launch=False)
     return 2 * src.numel() * 4 / (timing.summary(m.samples["copy"])["median"] * 1e-6) / 1e9
 
 
-def bench_two_ways(fns: dict[str, Callable[[], Any]], reps: int) -> dict[str, dict[str, float]]:
+def bench_two_ways(dev: Device, fns: dict[str, Callable[[], Any]], reps: int
+                   ) -> dict[str, dict[str, float]]:
     """Median microseconds per label, {"launch": ..., "device": ...}.
 
     launch: as do_bench times (L2 zeroed, start event, the call, end event, no synchronisation
-    between calls): while the GPU is busy with the flush the host enqueues the call, so launch
-    cost shows exactly where the host, not the GPU, is the bottleneck; that is how users pay.
-    device: the same after a device-side sleep long enough that the host is always ahead
-    (kernels/timing.py's stall): the kernels' own time. Labels are interleaved round by round
-    (order reversed every other round) so drift hits all alike."""
+    between calls): while the device is busy with the flush the host enqueues the call, so
+    launch cost shows exactly where the host, not the device, is the bottleneck; that is how
+    users pay. device: the same after a device-side sleep long enough that the host is always
+    ahead (the harness's stall): the kernels' own time. Labels are interleaved round by round
+    (order reversed every other round) so drift hits all alike. Everything goes through the
+    device's own module (`torch.cuda`, `torch.npu`, ...)."""
     labels = list(fns)
-    for label in labels:  # warm-up: compilation, autotuning, allocator
-        for _ in range(3):
-            fns[label]()
-    torch.cuda.synchronize()
-    cache = torch.empty(timing.FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+    dev.synchronize()
+    cache = dev.flush_buffer()
     events: dict[str, dict[str, list[tuple[Any, Any]]]] = {
         label: {"launch": [], "device": []} for label in labels}
     for r in range(reps):
         order = labels if r % 2 == 0 else labels[::-1]
-        for label in order:
-            cache.zero_()
-            start, end = _EVENT(enable_timing=True), _EVENT(enable_timing=True)
-            start.record()
-            fns[label]()
-            end.record()
-            events[label]["launch"].append((start, end))
-        for label in order:
-            timing._stall()
-            cache.zero_()
-            start, end = _EVENT(enable_timing=True), _EVENT(enable_timing=True)
-            start.record()
-            fns[label]()
-            end.record()
-            events[label]["device"].append((start, end))
-    torch.cuda.synchronize()
+        for mode in ("launch", "device"):
+            for label in order:
+                if mode == "device":
+                    dev.stall(timing.STALL_CYCLES)
+                cache.zero_()
+                start, end = dev.event(), dev.event()
+                start.record()
+                fns[label]()
+                end.record()
+                events[label][mode].append((start, end))
+    dev.synchronize()
     return {label: {mode: statistics.median(float(s.elapsed_time(e)) * 1000.0 for s, e in pairs)
                     for mode, pairs in modes.items()} for label, modes in events.items()}
+
+
+def busy_warmup(dev: Device, fns: dict[str, Callable[[], Any]]) -> int:
+    """Keep the device busy with the candidates for about WARMUP_MS before timing; the number
+    of rounds run. The device sits idle while the host prepares each row (inputs, compiling,
+    FlagGems' tuning), and a short timed loop (12 rounds of a 5 us kernel last ~15 ms) then
+    starts cold: in the first random sweeps some rows read 5-40x their device time
+    launch-inclusive, torch's and FlagGems' alike, which points at the device or host coming
+    back from idle rather than at one op's launch path. do_bench warms up for 25 ms too."""
+    began = time.perf_counter()
+    for label in fns:  # allocator, lazy initialisation, the rest of autotuning
+        fns[label]()
+    dev.synchronize()
+    one_round = max(time.perf_counter() - began, 1e-6)
+    rounds = max(2, min(1000, int(WARMUP_MS / 1000 / one_round)))
+    for _ in range(rounds):
+        for label in fns:
+            fns[label]()
+    dev.synchronize()
+    return rounds
 
 
 def _accuracy(row: Row, out: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
@@ -209,19 +228,44 @@ def _accuracy(row: Row, out: torch.Tensor, args: tuple[Any, ...], kwargs: dict[s
     return "ok" if ok else f"FAIL ({problem}, max abs {max_abs:.3g})"
 
 
-def measure(row: Row, copy_gbps: float, fg: dict[str, Callable[..., Any]],
+def inputs(row: Row, dev: Device) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The row's inputs on the device (seed 0, so every candidate and run sees the same)."""
+    spec = OPS[row.op]
+    gen = torch.Generator(device=dev.torch_device).manual_seed(0)
+    args, kwargs = spec.make_inputs(row.case, row.dtype, dev.torch_device, gen)
+    return tuple(_layout(a, row.layout) for a in args), kwargs
+
+
+def row_header(row: Row) -> dict[str, Any]:
+    return {"op": row.op, "case": row.case.id, "dtype": str(row.dtype)[6:], "layout": row.layout}
+
+
+def measure(row: Row, dev: Device, copy_gbps: float, fg: dict[str, Callable[..., Any]],
             reps: int = FIXED_REPS) -> dict[str, Any]:
     """Time one row; ratios are other-time / generic-time (above 1: generic faster). `vs_*`
-    use launch-inclusive times, `device_vs_*` the stall-hidden ones."""
+    use launch-inclusive times, `device_vs_*` the stall-hidden ones. `phase_s` says where the
+    row's wall time went (inputs, accuracy, first calls: compilation and autotuning, timing)."""
     spec = OPS[row.op]
-    gen = torch.Generator(device="cuda").manual_seed(0)
-    args, kwargs = spec.make_inputs(row.case, row.dtype, torch.device("cuda"), gen)
-    args = tuple(_layout(a, row.layout) for a in args)
+    clock = time.perf_counter()
+    phase: dict[str, float] = {}
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        dev.synchronize()
+        now = time.perf_counter()
+        phase[name] = round(now - clock, 3)
+        clock = now
+
+    args, kwargs = inputs(row, dev)
     assert spec.generic is not None
     generic: Callable[..., Any] = spec.generic
-    result: dict[str, Any] = {"op": row.op, "case": row.case.id, "dtype": str(row.dtype)[6:],
-                              "layout": row.layout}
-    result["accuracy"] = _accuracy(row, generic(*args, **kwargs), args, kwargs)
+    result = row_header(row)
+    lap("inputs")
+    out = generic(*args, **kwargs)
+    lap("first_generic")
+    result["accuracy"] = _accuracy(row, out, args, kwargs)
+    del out
+    lap("accuracy")
     fns: dict[str, Callable[[], Any]] = {"generic": lambda: generic(*args, **kwargs),
                                          "torch": lambda: spec.reference(*args, **kwargs)}
     if row.op in fg:
@@ -231,7 +275,12 @@ def measure(row: Row, copy_gbps: float, fg: dict[str, Callable[..., Any]],
             fns["flaggems"] = lambda: fg_fn(*args, **kwargs)
         except Exception as exc:  # FlagGems refusing a shape is a result, not a crash
             result["flaggems_error"] = f"{type(exc).__name__}: {str(exc)[:120]}"
-    times = bench_two_ways(fns, reps)
+    lap("first_flaggems")
+    busy_warmup(dev, fns)
+    lap("warmup")
+    times = bench_two_ways(dev, fns, reps)
+    lap("timed")
+    result["phase_s"] = phase
     result["us"] = {k: round(v["launch"], 2) for k, v in times.items()}
     result["device_us"] = {k: round(v["device"], 2) for k, v in times.items()}
     for prefix, mode in (("", "launch"), ("device_", "device")):
@@ -259,9 +308,14 @@ def _ratio(v: float | None) -> str:
 
 def _header(result: dict[str, Any]) -> str:
     dev = result["device"]
-    return (f"{dev['name']}, {result['date']}, torch {result['torch']}, triton "
-            f"{result['triton']}, FlagGems {result['flaggems'] or 'not installed'}; copy "
-            f"bandwidth {result['copy_gbps']:.0f} GB/s (read + write)")
+    several = len(result.get("devices", ())) > 1
+    name = f"{len(result['devices'])} x {dev['name']}" if several else dev["name"]
+    return (f"{name}, {result['date']}, torch {result['torch']}, triton "
+            f"{result['triton']}, FlagGems {result['flaggems'] or 'not installed'}"
+            + (f" (autotuner budget {result['flaggems_tune_ms']} ms)"
+               if result.get("flaggems_tune_ms") else "")
+            + f"; copy bandwidth {result['copy_gbps']:.0f} GB/s (read + write"
+            + (", the lowest device's)" if several else ")"))
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -343,108 +397,197 @@ def random_markdown(result: dict[str, Any], sweep: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _run_rows(rows: list[Row], result: dict[str, Any], fg: dict[str, Callable[..., Any]],
-              reps: int, sink: list[dict[str, Any]], args: argparse.Namespace,
-              random_seed: int | None = None) -> None:
-    for row in rows:
+def planned_rows(args: argparse.Namespace, count: int, seeds: list[int]
+                 ) -> tuple[list[tuple[str, Row]], dict[int, list[tuple[str, Row]]]]:
+    """The fixed rows and each seed's random rows, keyed ("fixed:I", "random:SEED:I") so that
+    shards, resumed runs and their merge agree on every row's identity and order."""
+    wanted = set(args.ops.split(",")) if args.ops else None
+    fixed: list[tuple[str, Row]] = []
+    if "fixed" in args.kinds:
+        lo, _, hi = (args.rows or ":").partition(":")
+        for i in range(len(SWEEP))[int(lo) if lo else None:int(hi) if hi else None]:
+            row = SWEEP[i]
+            if (not wanted or row.op in wanted) and (
+                    not args.cases or row.case.id in args.cases.split(",")):
+                fixed.append((f"fixed:{i}", row))
+    ops = [op for op, spec in OPS.items() if spec.generic is not None
+           and op in random_shapes.SUPPORTED and (not wanted or op in wanted)]
+    sweeps: dict[int, list[tuple[str, Row]]] = {}
+    for seed in seeds if count else []:
+        # round-robin over ops, so a sweep cut short still covers every op alike
+        drawn = {op: random_shapes.draw_rows(op, count, seed) for op in ops}
+        sweeps[seed] = [(f"random:{seed}:{i * len(ops) + j}",
+                         Row(op, drawn[op][i].case, drawn[op][i].dtype, drawn[op][i].layout,
+                             memory_bound=op != "mm"))
+                        for i in range(count) for j, op in enumerate(ops)]
+    return fixed, sweeps
+
+
+def key_index(key: str) -> int:
+    return int(key.rsplit(":", 1)[1])
+
+
+def in_shard(key: str, shard: tuple[int, int]) -> bool:
+    """Rows are dealt round-robin within each list, so every shard gets every op alike."""
+    return key_index(key) % shard[1] == shard[0]
+
+
+def parse_shard(text: str | None) -> tuple[int, int]:
+    if not text:
+        return 0, 1
+    i, _, n = text.partition("/")
+    if not (i.isdigit() and n.isdigit()) or not 0 <= int(i) < int(n):
+        raise ValueError(f"--shard {text!r}: use I/N with 0 <= I < N")
+    return int(i), int(n)
+
+
+def run_rows(rows: list[tuple[str, Row]], dev: Device, copy_gbps: float,
+             fg: dict[str, Callable[..., Any]], reps: int, sink: list[dict[str, Any]],
+             save: Callable[[], None], seed: int | None = None) -> None:
+    """Measure each row not yet in `sink` (a resumed run keeps what it has), saving after each;
+    one broken row never loses the others."""
+    done = {r["key"] for r in sink if "error" not in r}
+    sink[:] = [r for r in sink if r["key"] in done]
+    todo = [(key, row) for key, row in rows if key not in done]
+    began = time.perf_counter()
+    for n, (key, row) in enumerate(todo, 1):
         try:
-            r = measure(row, result["copy_gbps"], fg, reps)
-        except Exception as exc:  # one broken row must not lose the others
-            r = {"op": row.op, "case": row.case.id, "dtype": str(row.dtype)[6:],
-                 "layout": row.layout, "error": f"{type(exc).__name__}: {str(exc)[:160]}"}
+            r = {"key": key, **measure(row, dev, copy_gbps, fg, reps)}
+        except Exception as exc:
+            r = {"key": key, **row_header(row), "error": f"{type(exc).__name__}: {str(exc)[:160]}"}
         sink.append(r)
         print(json.dumps(r), flush=True)
-        if random_seed is not None and "error" not in r and r["vs_torch"] < PRINT_BELOW:
-            print(f"below {PRINT_BELOW}x torch (seed {random_seed}): {row.op} "
+        if seed is not None and "error" not in r and r["vs_torch"] < PRINT_BELOW:
+            print(f"below {PRINT_BELOW}x torch (seed {seed}): {row.op} "
                   f"Case({row.case.shape}, {dict(row.case.params)}) {row.dtype} {row.layout}: "
                   f"{r['vs_torch']:.2f}x launch-inclusive, {r['device_vs_torch']:.2f}x device",
                   flush=True)
-        if args.json:
-            Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-        gc.collect()
-        torch.cuda.empty_cache()
+        if n % 25 == 0 or n == len(todo):
+            spent = time.perf_counter() - began
+            print(f"bench_kernels: {n}/{len(todo)} rows on {dev.torch_device}, {spent:.0f} s "
+                  f"({spent / n:.2f} s a row)", file=sys.stderr, flush=True)
+        save()
+        dev.empty_cache()
 
 
-def _seeds(args: argparse.Namespace) -> list[int]:
-    if args.seed:
-        return [int(s) for s in args.seed.split(",")]
-    return [random_shapes.new_seed() for _ in range(args.sweeps)]
+def order_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: key_index(r["key"]))
+
+
+def finish(result: dict[str, Any]) -> str:
+    """Order every list by row key, summarise each random sweep; the Markdown report."""
+    result["rows"] = order_rows(result["rows"])
+    text = markdown(result) if result["rows"] else ""
+    for sweep in result["random"]:
+        sweep["rows"] = order_rows(sweep["rows"])
+        sweep["summary"] = summarize(sweep["rows"])
+        text += "\n" + random_markdown(result, sweep)
+    return text
+
+
+def verdict(result: dict[str, Any]) -> int:
+    every = result["rows"] + [r for sweep in result["random"] for r in sweep["rows"]]
+    ok = all(r.get("meets_torch") and r.get("meets_flaggems") and r.get("accuracy") == "ok"
+             for r in result["rows"]) and all(r.get("accuracy") == "ok" for r in every)
+    return 0 if ok else 1
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", help="write the results here (after every row)")
+    p.add_argument("--markdown", help="write the RESULTS.md tables here")
+    p.add_argument("--ops", help="comma-separated op names (default: all)")
+    p.add_argument("--cases", help="comma-separated case ids (e.g. 4096x4096x4096)")
+    p.add_argument("--no-flaggems", action="store_true", help="skip FlagGems even if present")
+    p.add_argument("--shapes", default="fixed",
+                   help="fixed (the sweep below), random or random:N (N per op, default "
+                        f"{random_shapes.DEFAULT_COUNT}), or both: fixed,random:N")
+    p.add_argument("--seed", help="seed(s) of the random sweeps, comma-separated "
+                                  "(default: a new one per sweep, printed)")
+    p.add_argument("--sweeps", type=int, default=1, help="random sweeps without --seed")
+    p.add_argument("--rows", help="START:END slice of the fixed sweep")
+    p.add_argument("--reps", type=int, help="timed calls per candidate and way "
+                                            f"(default {FIXED_REPS} fixed, {RANDOM_REPS} random)")
+    p.add_argument("--device", help="the device to time on (cuda:1, npu, ...; default: "
+                                    "FlagGems' runtime device, else torch's accelerator)")
+    p.add_argument("--resume", action="store_true",
+                   help="keep the rows already in --json and measure only the others")
+    p.add_argument("--shard", help="I/N: measure only every N-th row from the I-th (one of N "
+                                   "processes, e.g. one per device)")
+    sweep_pool.add_options(p)
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Measure every row (or those of --ops), print the table, optionally write JSON/Markdown."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--json")
-    parser.add_argument("--markdown")
-    parser.add_argument("--ops", help="comma-separated op names (default: all)")
-    parser.add_argument("--cases", help="comma-separated case ids (e.g. 4096x4096x4096)")
-    parser.add_argument("--no-flaggems", action="store_true", help="skip FlagGems even if present")
-    parser.add_argument("--shapes", default="fixed",
-                        help="fixed (the sweep below), random or random:N (N per op, default "
-                             f"{random_shapes.DEFAULT_COUNT}), or both: fixed,random:N")
-    parser.add_argument("--seed", help="seed(s) of the random sweeps, comma-separated "
-                                       "(default: a new one per sweep, printed)")
-    parser.add_argument("--sweeps", type=int, default=1, help="random sweeps without --seed")
-    parser.add_argument("--rows", help="START:END slice of the fixed sweep (resume a run that "
-                                       "ran out of time)")
-    parser.add_argument("--reps", type=int, help="timed calls per candidate and way "
-                                                 f"(default {FIXED_REPS} fixed, "
-                                                 f"{RANDOM_REPS} random)")
-    args = parser.parse_args(argv)
-    kinds = [k.strip() for k in args.shapes.split(",")]
+    """Measure every row (or those of --ops), print the tables, optionally write JSON/Markdown."""
+    args = parser().parse_args(argv)
+    args.kinds = [k.strip() for k in args.shapes.split(",")]
     try:
-        count = next((random_shapes.parse_spec(k) for k in kinds if k.startswith("random")), 0)
+        count = next((random_shapes.parse_spec(k) for k in args.kinds if k.startswith("random")),
+                     0)
+        shard = parse_shard(args.shard)
+        if any(k != "fixed" and not k.startswith("random") for k in args.kinds):
+            raise ValueError(f"--shapes {args.shapes!r}: use fixed, random[:N] or both")
+        sweep_pool.check_options(args)
     except ValueError as exc:
         print(f"bench_kernels: {exc}", file=sys.stderr)
         return 2
-    if any(k != "fixed" and not k.startswith("random") for k in kinds):
-        print(f"bench_kernels: --shapes {args.shapes!r}: use fixed, random[:N] or both",
-              file=sys.stderr)
+    seeds = ([int(s) for s in args.seed.split(",")] if args.seed
+             else [random_shapes.new_seed() for _ in range(args.sweeps)]) if count else []
+    if sweep_pool.wanted(args):
+        return sweep_pool.run(args, seeds, finish, verdict)
+    try:
+        dev = resolve(args.device)
+    except DeviceUnavailable as exc:
+        print(f"bench_kernels: {exc}", file=sys.stderr)
         return 2
-    if not torch.cuda.is_available():
-        print("bench_kernels: needs a CUDA device (nothing measured)", file=sys.stderr)
+    if not dev.timed:
+        print(f"bench_kernels: {dev.torch_device} has no timing events (or kernels run on "
+              "Triton's interpreter): nothing measured", file=sys.stderr)
         return 2
     module, problem = (None, "skipped") if args.no_flaggems else _import_flaggems()
     fg = flaggems_ops(module) if module is not None else {}
     if module is None:
         print(f"bench_kernels: FlagGems not used ({problem})", file=sys.stderr)
-    wanted = set(args.ops.split(",")) if args.ops else None
-    result: dict[str, Any] = {
-        "device": timing.device_metadata(), "torch": torch.__version__,
-        "triton": triton.__version__, "date": datetime.date.today().isoformat(),
-        "flaggems": getattr(module, "__version__", None), "copy_gbps": copy_bandwidth(),
-        "rows": [], "random": []}
-    text = ""
-    if "fixed" in kinds:
-        lo, _, hi = (args.rows or ":").partition(":")
-        chosen = SWEEP[int(lo) if lo else None:int(hi) if hi else None]
-        fixed = [row for row in chosen if (not wanted or row.op in wanted)
-                 and (not args.cases or row.case.id in args.cases.split(","))]
-        _run_rows(fixed, result, fg, args.reps or FIXED_REPS, result["rows"], args)
-        text += markdown(result)
-    if count:
-        ops = [op for op, spec in OPS.items() if spec.generic is not None
-               and op in random_shapes.SUPPORTED and (not wanted or op in wanted)]
-        for seed in _seeds(args):
-            print(f"bench_kernels: random sweep, seed {seed}, {count} shapes per op", flush=True)
-            sweep: dict[str, Any] = {"seed": seed, "count": count, "rows": []}
+    else:
+        sweep_pool.flaggems_tuning(module, args.flaggems_tune_ms)
+    fixed, sweeps = planned_rows(args, count, seeds)
+    if args.warm_only:
+        print(f"warm: ready to run rows {time.perf_counter() - STARTED:.0f} s after start", file=sys.stderr,
+              flush=True)
+        return sweep_pool.warm(dev, fg, [kr for kr in fixed + sum(sweeps.values(), [])
+                                         if in_shard(kr[0], shard)], inputs)
+    result: dict[str, Any] = {"rows": [], "random": []}
+    if args.resume and args.json and Path(args.json).exists():
+        result = json.loads(Path(args.json).read_text(encoding="utf-8"))
+    result.update({
+        "device": metadata(dev), "torch": torch.__version__, "triton": triton.__version__,
+        "date": datetime.date.today().isoformat(), "shard": f"{shard[0]}/{shard[1]}",
+        "flaggems": getattr(module, "__version__", None),
+        "flaggems_tune_ms": args.flaggems_tune_ms})
+    result.setdefault("copy_gbps", copy_bandwidth(dev))
+
+    def save() -> None:
+        if args.json:
+            sweep_pool.write_json(Path(args.json), result)
+
+    run_rows([kr for kr in fixed if in_shard(kr[0], shard)], dev, result["copy_gbps"], fg,
+             args.reps or FIXED_REPS, result["rows"], save)
+    for seed, rows in sweeps.items():
+        print(f"bench_kernels: random sweep, seed {seed}, {count} shapes per op", flush=True)
+        sweep = next((s for s in result["random"] if s["seed"] == seed), None)
+        if sweep is None:
+            sweep = {"seed": seed, "count": count, "rows": []}
             result["random"].append(sweep)
-            # round-robin over ops, so a sweep cut short still covers every op alike
-            drawn = {op: random_shapes.draw_rows(op, count, seed) for op in ops}
-            rows = [Row(op, drawn[op][i].case, drawn[op][i].dtype, drawn[op][i].layout,
-                        memory_bound=op != "mm") for i in range(count) for op in ops]
-            _run_rows(rows, result, fg, args.reps or RANDOM_REPS, sweep["rows"], args, seed)
-            sweep["summary"] = summarize(sweep["rows"])
-            text += "\n" + random_markdown(result, sweep)
+        run_rows([kr for kr in rows if in_shard(kr[0], shard)], dev, result["copy_gbps"], fg,
+                 args.reps or RANDOM_REPS, sweep["rows"], save, seed)
+    text = finish(result)
     print(text)
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    save()
     if args.markdown:
         Path(args.markdown).write_text(text, encoding="utf-8")
-    every = result["rows"] + [r for sweep in result["random"] for r in sweep["rows"]]
-    ok = all(r.get("meets_torch") and r.get("meets_flaggems") and r.get("accuracy") == "ok"
-             for r in result["rows"]) and all(r.get("accuracy") == "ok" for r in every)
-    return 0 if ok else 1
+    return verdict(result)
 
 
 if __name__ == "__main__":

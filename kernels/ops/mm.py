@@ -21,9 +21,11 @@ from flagbot.kernels.spec import NO_BF16, Case, Inputs, OpSpec, randn
 # stages, 16-bit), which fits A100-class and newer GPUs. Few output tiles (skinny or GEMV-like products) split K across programs that
 # write fp32 partial products, summed by a second launch.
 TARGET_PROGRAMS = 264  # two per multiprocessor on a 132-SM part
-SMALL_GRID = 192  # fewer 128x128 output tiles than this: 64x128 tiles
+SMALL_GRID = 256  # fewer 128x128 output tiles than this (under 2 waves): 64x128 tiles
 WIDE_GRID = 1000  # this many 128x128 tiles or more (~4 waves): 128x256 tiles
 FEW_TILES = 64  # fewer output tiles than this (half the SMs of a 132-SM part): split K too
+ONE_WAVE = 132  # fp32 tiles: fewer than this leave SMs idle, split K
+SHORT_K = 64  # K within one tile: no padded copies (they cost more than the product)
 
 
 @dataclass(frozen=True)
@@ -51,19 +53,27 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype) -> MMConfig:
     1024x1024x1000 15.5 / 18.1 / 12.2 (torch 11.2).
     """
     wide = dtype.itemsize == 2
-    bk = 64 if wide else 32
+    # a K shorter than one tile: the smallest tile that holds it (K=30 wasted half of 64)
+    bk = min(64 if wide else 32, max(16, int(triton.next_power_of_2(k))))
     tiles_128 = triton.cdiv(m, 128) * triton.cdiv(n, 128)
     if m <= 16:
-        cfg, max_split = MMConfig(16, 128, bk, 4, 4), 8
+        # a few rows against a long K: up to 32 programs per output tile (4x449x16384 bf16:
+        # 4 tiles, 0.25x torch with 8)
+        cfg, max_split = MMConfig(16, 128, bk, 4, 4), 32
     elif m <= 64:
-        cfg, max_split = MMConfig(64, 128, bk, 4, 4), 2
+        # split 2 is best with 128 tiles (64x8192x8192 fp16: split 2 49.5 us, split 5 64.0);
+        # a grid of a few tiles needs more (37x1607x1560 fp16: 13 tiles, 0.17x torch with 2)
+        tiles = triton.cdiv(n, 128)
+        cfg, max_split = MMConfig(64, 128, bk, 4, 4), 2 if tiles >= FEW_TILES else 16
     elif not wide:
-        cfg = MMConfig(128, 64, 32, 4, 4)
-        max_split = 4 if triton.cdiv(m, 128) * triton.cdiv(n, 64) < FEW_TILES else 1
+        # 256x2049x2048 fp32: 66 tiles, half the SMs idle, 0.47x torch unsplit
+        cfg = MMConfig(128, 64, bk, 4, 4)
+        max_split = 4 if triton.cdiv(m, 128) * triton.cdiv(n, 64) < ONE_WAVE else 1
     elif tiles_128 < SMALL_GRID:
-        # under ~1.5 waves of 128x128 tiles, half-height tiles keep more SMs busy; a grid
-        # under half the SMs also splits K (73x2047x4096 bf16: 32 tiles, 0.56x torch unsplit)
-        cfg = MMConfig(64, 128, 64, 4, 4)
+        # under 2 waves of 128x128 tiles, half-height tiles keep more SMs busy (8192x384x2048
+        # bf16: 192 tiles of 128x128, 0.38x torch); a grid under half the SMs also splits K
+        # (73x2047x4096 bf16: 32 tiles, 0.56x torch unsplit)
+        cfg = MMConfig(64, 128, bk, 4, 4)
         max_split = 4 if triton.cdiv(m, 64) * triton.cdiv(n, 128) < FEW_TILES else 1
     elif tiles_128 >= WIDE_GRID:
         cfg, max_split = MMConfig(128, 256, 64, 8, 3), 1
@@ -71,9 +81,9 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype) -> MMConfig:
         cfg, max_split = MMConfig(128, 128, 64, 8, 3), 1
     tiles = triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n)
     # Only skinny products and grids under half the SMs split K: for squares the partial
-    # sums cost more than idle SMs.
+    # sums cost more than idle SMs. Each split keeps at least two K tiles.
     if max_split > 1 and tiles < TARGET_PROGRAMS:
-        split = min(triton.cdiv(TARGET_PROGRAMS, tiles), k // (4 * cfg.block_k), max_split)
+        split = min(triton.cdiv(TARGET_PROGRAMS, tiles), k // (2 * cfg.block_k), max_split)
         if split > 1:
             cfg = MMConfig(cfg.block_m, cfg.block_n, cfg.block_k, cfg.warps, cfg.stages,
                            cfg.group_m, split)
@@ -288,7 +298,7 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
             raise ValueError(f"mm: a GemvConfig needs one row or one column, got {m}x{n}")
     cfg = config if isinstance(config, MMConfig) else mm_config(m, n, k, a.dtype)
     m_load, n_load = m, n
-    if m > 64:
+    if m > 64 and k > SHORT_K:
         a, a_len = _aligned(a)
         b, b_len = _aligned(b)
         # a padded length bounds the loads only along the dim that is contiguous

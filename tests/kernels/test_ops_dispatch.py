@@ -96,6 +96,38 @@ def test_mm_tile_rules_split_small_grids_and_drop_the_k_tail_where_measured() ->
     assert not _no_tail(a.float(), a.float(), 100, 32)  # K does not divide: the tail is needed
 
 
+def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
+    from flagbot.kernels.ops.mm import mm_config
+
+    f16, f32 = torch.float16, torch.float32
+    assert mm_config(64, 8192, 8192, f16).split_k == 2  # 128 tiles: split 2 measured best
+    assert mm_config(37, 1607, 1560, f16).split_k > 4  # 13 tiles: far more programs
+    assert mm_config(4, 449, 16384, torch.bfloat16).split_k == 32
+    assert mm_config(256, 2049, 2048, f32).split_k == 4  # fp32, 66 tiles: under one wave
+    assert mm_config(8192, 384, 2048, torch.bfloat16).block_m == 64  # under two waves
+    assert mm_config(2048, 929, 30, f16).block_k == 32  # the smallest K tile holding K
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("m", "n", "k"), [(70, 33, 5), (67, 45, 30), (90, 17, 64)])
+def test_mm_short_k_reads_unaligned_operands_in_place(m: int, n: int, k: int,
+                                                      dtype: torch.dtype,
+                                                      device: torch.device,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from flagbot.kernels.ops import mm as mm_module
+
+    def no_copy(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+        raise AssertionError("K within one tile: operands are read in place")
+
+    monkeypatch.setattr(mm_module, "_aligned", no_copy)
+    a = _randn(m, k + 3, dtype=dtype, device=device)[:, :k]  # rows 6-134 bytes apart
+    b = _randn(k, n, dtype=dtype, seed=1, device=device)
+    _check("mm", mm(a, b), a.double() @ b.double(), k)
+    for split in (1, 2):
+        cfg = MMConfig(16, 32, 16, 4, 1, split_k=split)
+        _check("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
+
+
 def test_mm_strides_multiple_of_8_but_not_16(device: torch.device) -> None:
     # K = 24 fp16: rows start on 16 bytes without being a multiple of 16 elements, the stride
     # alignment the kernel states itself (no copy is made).
@@ -197,3 +229,36 @@ def test_shapes_random_refuses_bad_values(argv: list[str]) -> None:
     args = cli._parser().parse_args(["check", "--backend", "b", *argv])
     with pytest.raises(ValueError, match="--s"):
         cli._options(args)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("shape", "width"), [((29, 300), 257), ((3, 5, 70), 33), ((7, 100), 99)])
+def test_sliced_rows_are_reduced_in_place(shape: tuple[int, ...], width: int, dtype: torch.dtype,
+                                          device: torch.device,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_copy(t: torch.Tensor) -> None:
+        raise AssertionError("sliced rows are read in place")
+
+    monkeypatch.setattr(_reduce, "as_contiguous_permutation", no_copy)
+    x = _randn(*shape, dtype=dtype, device=device)[..., :width]
+    assert not x.is_contiguous()
+    for mean in (False, True):
+        for splits in (None, 3):
+            expected = (torch.mean if mean else torch.sum)(x.double(), -1, keepdim=True)
+            got = reduce_dim(x, [-1], True, mean, None, splits=splits)
+            _check("mean" if mean else "sum", got, expected, width)
+
+
+def test_small_reductions_take_one_launch(monkeypatch: pytest.MonkeyPatch,
+                                          device: torch.device) -> None:
+    launches: list[int] = []
+    real = _reduce._reduce_3d
+
+    def counting(*args: object, **kwargs: object) -> None:
+        launches.append(1)
+        real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_reduce, "_reduce_3d", counting)
+    x = _randn(304, 65, device=device)  # one column tile over 304 rows: a split would add a launch
+    _check("sum", reduce_dim(x, [0], False, False, None), x.double().sum(0), 304)
+    assert len(launches) == 1

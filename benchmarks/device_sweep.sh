@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Long bench_kernels.py sweeps on a lent GPU machine whose commands are cut after minutes:
+#   benchmarks/device_sweep.sh start [BENCH ARGS...]  install, start the sweep detached, wait
+#   benchmarks/device_sweep.sh wait                    wait again for the same sweep
+# Each call waits up to $WAIT seconds (default 540), then copies the sweep's JSON, Markdown and
+# log so far to $OUT (default ./out); the sweep itself runs on until it ends. Wheels, when
+# present, are in .whl/ (flag_gems 5.0.2 and its missing dependencies).
+set -u
+OUT=${OUT:-out}; W=/tmp/bench-sweep; WAIT=${WAIT:-540}
+mkdir -p "$OUT"
+if [ "${1:-}" = start ]; then
+  shift
+  if ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target /tmp/site .whl/*.whl || exit 2
+  fi
+  python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . || exit 2
+  rm -rf "$W"; mkdir -p "$W"
+  nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
+    --format=csv,noheader > "$W/card.txt" 2>&1
+  PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 setsid nohup \
+    python3 benchmarks/bench_kernels.py "$@" --json "$W/sweep.json" \
+    --markdown "$W/sweep.md" > "$W/sweep.log" 2>&1 < /dev/null &
+  echo $! > "$W/pid"
+elif [ "${1:-}" != wait ]; then
+  echo "usage: $0 start [BENCH ARGS...] | wait" >&2; exit 2
+fi
+[ -f "$W/pid" ] || { echo "no sweep started on this machine" >&2; exit 2; }
+end=$((SECONDS + WAIT))
+while kill -0 "$(cat "$W/pid")" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 5; done
+cp "$W"/card.txt "$W"/sweep.* "$OUT"/ 2>/dev/null
+mkdir -p "$OUT/parts"; cp "$W"/sweep.parts/part-*.json "$OUT/parts/" 2>/dev/null
+if kill -0 "$(cat "$W/pid")" 2>/dev/null; then echo "sweep still running"; else echo "sweep ended"; fi
+grep -E "^bench_kernels|^\[time|^\[warm|^below|Traceback|Error" "$W/sweep.log" | tail -40

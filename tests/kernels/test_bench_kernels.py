@@ -1,0 +1,172 @@
+"""benchmarks/bench_kernels.py off the GPU: one row measured end to end on the stand-in device
+(interpreted kernels, host-clock events), and the sharding, resuming and merging that let a
+long sweep run as several processes. CI has no GPU, so this is what keeps the benchmark from
+rotting between device runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import torch
+
+from flagbot.kernels.spec import Case
+
+from .standin import forbid_cuda, standin_device
+
+ROOT = Path(__file__).resolve().parents[2]
+cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
+                              reason="stand-in rows run interpreted kernels on CPU tensors")
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_kernels",
+                                                  ROOT / "benchmarks" / "bench_kernels.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_kernels"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@cpu_only
+@pytest.mark.parametrize("op, case, layout", [
+    ("add", Case((37, 29), {"broadcast": 1}), "contiguous"),
+    ("softmax", Case((5, 77)), "t"),
+    ("mm", Case((3, 17, 40)), "slice"),
+])
+def test_a_row_is_measured_through_the_device_module(bench: ModuleType,
+                                                     monkeypatch: pytest.MonkeyPatch, op: str,
+                                                     case: Case, layout: str) -> None:
+    called = forbid_cuda(monkeypatch)
+    dev = standin_device()
+    row = bench.Row(op, case, torch.float32, layout, memory_bound=op != "mm")
+    r = bench.measure(row, dev, copy_gbps=10.0, fg={}, reps=2)
+    assert called == []
+    assert r["accuracy"] == "ok"
+    assert set(r["us"]) == set(r["device_us"]) == {"generic", "torch"}
+    assert r["vs_torch"] > 0 and r["vs_flaggems"] is None
+    assert {"inputs", "first_generic", "accuracy", "warmup", "timed"} <= set(r["phase_s"])
+    assert ("of_copy" in r) == (op != "mm")
+
+
+@cpu_only
+def test_a_wrong_kernel_is_reported_inaccurate(bench: ModuleType,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from flagbot.kernels.registry import OPS
+
+    wrong = dataclasses.replace(OPS["add"], generic=lambda x, y, **kw: x - y)
+    monkeypatch.setitem(OPS, "add", wrong)
+    row = bench.Row("add", Case((64,)), torch.float32)
+    r = bench.measure(row, standin_device(), copy_gbps=10.0, fg={}, reps=1)
+    assert r["accuracy"].startswith("FAIL")
+
+
+def _args(bench: ModuleType, *argv: str) -> Any:
+    args = bench.parser().parse_args(list(argv))
+    args.kinds = [k.strip() for k in args.shapes.split(",")]
+    return args
+
+
+def test_shards_deal_every_row_once_and_children_plan_the_same_rows(bench: ModuleType) -> None:
+    parent = _args(bench, "--shapes", "fixed,random:7", "--ops", "add,mm,softmax",
+                   "--devices", "cuda:0,cuda:1", "--warm-workers", "3")
+    seeds = [11, 12]
+    fixed, sweeps = bench.planned_rows(parent, 7, seeds)
+    assert fixed and all(r.op in {"add", "mm", "softmax"} for _, r in fixed)
+    assert set(sweeps) == {11, 12} and all(len(rows) == 21 for rows in sweeps.values())
+    every = [key for key, _ in fixed] + [key for rows in sweeps.values() for key, _ in rows]
+    assert len(set(every)) == len(every)
+    for n in (1, 2, 3):
+        dealt = [key for i in range(n) for key in every if bench.in_shard(key, (i, n))]
+        assert sorted(dealt) == sorted(every)
+    # A child gets the selection and the parent's seeds and plans exactly the same rows.
+    child = _args(bench, *bench.sweep_pool.child_args(parent, seeds), "--shard", "1/2")
+    assert child.seed == "11,12" and not bench.sweep_pool.wanted(child)
+    assert bench.planned_rows(child, 7, [11, 12]) == (fixed, sweeps)
+    assert bench.sweep_pool.wanted(parent)
+
+
+def test_bad_options_exit_2(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["--shard", "2/2"]) == 2
+    assert bench.main(["--shapes", "random:0"]) == 2
+    assert bench.main(["--flaggems-tune-ms", "fast"]) == 2
+    assert bench.main(["--devices", "all", "--shard", "0/2"]) == 2
+    err = capsys.readouterr().err
+    assert "--shard '2/2'" in err and "--flaggems-tune-ms 'fast'" in err
+
+
+def _row(key: str, op: str, ratio: float) -> dict[str, Any]:
+    return {"key": key, "op": op, "case": key, "dtype": "float32", "layout": "contiguous",
+            "accuracy": "ok", "vs_torch": ratio, "device_vs_torch": ratio, "vs_flaggems": None,
+            "device_vs_flaggems": None, "of_copy": 0.5, "meets_torch": ratio >= 0.97,
+            "meets_flaggems": True, "us": {"generic": 1.0, "torch": ratio},
+            "device_us": {"generic": 1.0, "torch": ratio}, "generic_tflops": 1.0}
+
+
+def test_parts_merge_in_row_order_with_every_device(bench: ModuleType, tmp_path: Path) -> None:
+    device = {"name": "stand-in"}
+    parts = []
+    for i in range(2):
+        part = {"device": {**device, "index": i}, "copy_gbps": 3000.0 - i, "date": "d",
+                "torch": "t", "triton": "tr", "flaggems": None, "shard": f"{i}/2",
+                "rows": [_row(f"fixed:{k}", "add", 1.0) for k in range(i, 6, 2)],
+                "random": [{"seed": 5, "count": 3,
+                            "rows": [_row(f"random:5:{k}", "mul", 0.5 + k / 10)
+                                     for k in range(i, 6, 2)]}]}
+        path = tmp_path / f"part-{i}.json"
+        path.write_text(json.dumps(part))
+        parts.append(path)
+    result = bench.sweep_pool.merge(parts + [tmp_path / "missing.json"])
+    text = bench.finish(result)
+    assert [r["key"] for r in result["rows"]] == [f"fixed:{k}" for k in range(6)]
+    assert [r["key"] for r in result["random"][0]["rows"]] == [f"random:5:{k}" for k in range(6)]
+    assert result["copy_gbps"] == 2999.0 and len(result["devices"]) == 2
+    summary = result["random"][0]["summary"]["mul"]["vs_torch"]
+    assert summary["rated"] == 6 and summary["worst"] == 0.5 and summary["share"] == pytest.approx(1 / 6, abs=1e-3)
+    assert text.startswith("2 x stand-in") and "seed 5" in text
+    assert bench.sweep_pool.merge([tmp_path / "none.json"]) is None
+
+
+def test_resumed_rows_are_kept_and_failed_ones_retried(bench: ModuleType,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    measured: list[str] = []
+
+    def fake_measure(row: Any, *rest: Any) -> dict[str, Any]:
+        measured.append(row.case.id)
+        return {"op": row.op, "vs_torch": 1.0}
+
+    monkeypatch.setattr(bench, "measure", fake_measure)
+    rows = [(f"random:1:{i}", bench.Row("add", Case((100 + i,)), torch.float32))
+            for i in range(3)]
+    sink = [{"key": "random:1:0", "vs_torch": 1.0}, {"key": "random:1:1", "error": "OOM"}]
+    saves: list[int] = []
+    bench.run_rows(rows, standin_device(), 1.0, {}, 1, sink, lambda: saves.append(len(sink)))
+    assert measured == ["101", "102"]
+    assert [r["key"] for r in sink] == ["random:1:0", "random:1:1", "random:1:2"]
+    assert saves == [2, 3]
+
+
+def test_flaggems_tuners_get_the_budget(bench: ModuleType) -> None:
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(configs=[triton.Config({"B": 16}), triton.Config({"B": 32})], key=["n"])
+    @triton.jit
+    def kernel(x_ptr, n, B: tl.constexpr):  # type: ignore[no-untyped-def]
+        pass
+
+    module = ModuleType("fakegems")
+    kernel.base_fn.__module__ = "fakegems.ops"
+    assert bench.sweep_pool.flaggems_tuning(module, "2,7") >= 1
+    assert kernel.num_warmups == 2.0 and kernel.num_reps == 7.0
+    assert kernel.do_bench is kernel._do_bench
+    # Autotuners of other packages are left alone.
+    assert bench.sweep_pool.flaggems_tuning(ModuleType("othergems"), "2,7") == 0
