@@ -52,6 +52,7 @@ NOISE = 0.03  # ratios within 3% of 1.0 count as "as fast" (spread of repeated r
 RANDOM_TARGET = 0.95  # random sweeps: the share of shapes at >= this ratio is the headline
 PRINT_BELOW = 0.90  # random rows under this ratio to torch print their shape
 FIXED_REPS, RANDOM_REPS = 40, 12
+DISAGREE = 1.2  # attempts further apart than this for a label: one more attempt
 WARMUP_MS = 25.0  # busy time before each row's timed rounds, as do_bench's warm-up
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 
@@ -200,6 +201,23 @@ def bench_two_ways(dev: Device, fns: dict[str, Callable[[], Any]], reps: int
                     for mode, pairs in modes.items()} for label, modes in events.items()}
 
 
+def best_of_attempts(dev: Device, fns: dict[str, Callable[[], Any]], reps: int
+                     ) -> tuple[dict[str, dict[str, float]], int]:
+    """bench_two_ways twice (three times when the two disagree by over DISAGREE for any label
+    and way); per label and way the lowest median. On the lent H100s whole rows read 5-40x
+    slow for every candidate at once (launch-inclusive and device time alike), which no
+    property of one op explains: something outside the process shared the device or the host
+    for that moment. Such disturbance only ever adds time, so the best attempt is the
+    undisturbed one, for every candidate alike."""
+    runs = [bench_two_ways(dev, fns, reps), bench_two_ways(dev, fns, reps)]
+    if any(max(r[label][mode] for r in runs) > DISAGREE * min(r[label][mode] for r in runs)
+           for label in fns for mode in ("launch", "device")):
+        runs.append(bench_two_ways(dev, fns, reps))
+    best = {label: {mode: min(r[label][mode] for r in runs) for mode in ("launch", "device")}
+            for label in fns}
+    return best, len(runs)
+
+
 def busy_warmup(dev: Device, fns: dict[str, Callable[[], Any]]) -> int:
     """Keep the device busy with the candidates for about WARMUP_MS before timing; the number
     of rounds run. The device sits idle while the host prepares each row (inputs, compiling,
@@ -278,8 +296,9 @@ def measure(row: Row, dev: Device, copy_gbps: float, fg: dict[str, Callable[...,
     lap("first_flaggems")
     busy_warmup(dev, fns)
     lap("warmup")
-    times = bench_two_ways(dev, fns, reps)
+    times, attempts = best_of_attempts(dev, fns, reps)
     lap("timed")
+    result["attempts"] = attempts
     result["phase_s"] = phase
     result["us"] = {k: round(v["launch"], 2) for k, v in times.items()}
     result["device_us"] = {k: round(v["device"], 2) for k, v in times.items()}
@@ -546,6 +565,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_kernels: {dev.torch_device} has no timing events (or kernels run on "
               "Triton's interpreter): nothing measured", file=sys.stderr)
         return 2
+    print(f"bench_kernels: {dev.torch_device} ready ({time.perf_counter() - STARTED:.0f} s)",
+          file=sys.stderr, flush=True)
     module, problem = (None, "skipped") if args.no_flaggems else _import_flaggems()
     fg = flaggems_ops(module) if module is not None else {}
     if module is None:
@@ -567,6 +588,9 @@ def main(argv: list[str] | None = None) -> int:
         "flaggems": getattr(module, "__version__", None),
         "flaggems_tune_ms": args.flaggems_tune_ms})
     result.setdefault("copy_gbps", copy_bandwidth(dev))
+    print(f"bench_kernels: FlagGems {'imported' if module else 'not used'}, copy bandwidth "
+          f"{result['copy_gbps']:.0f} GB/s ({time.perf_counter() - STARTED:.0f} s)",
+          file=sys.stderr, flush=True)
 
     def save() -> None:
         if args.json:
@@ -582,6 +606,7 @@ def main(argv: list[str] | None = None) -> int:
             result["random"].append(sweep)
         run_rows([kr for kr in rows if in_shard(kr[0], shard)], dev, result["copy_gbps"], fg,
                  args.reps or RANDOM_REPS, sweep["rows"], save, seed)
+    result["complete"] = True
     text = finish(result)
     print(text)
     save()

@@ -3,8 +3,10 @@
 #   benchmarks/device_sweep.sh start [BENCH ARGS...]  install, start the sweep detached, wait
 #   benchmarks/device_sweep.sh wait                    wait again for the same sweep
 # Each call waits up to $WAIT seconds (default 540), then copies the sweep's JSON, Markdown and
-# log so far to $OUT (default ./out); the sweep itself runs on until it ends. Wheels, when
-# present, are in .whl/ (flag_gems 5.0.2 and its missing dependencies).
+# log so far to $OUT (default ./out; the per-stage results as parts.tgz); the sweep itself runs
+# on until it ends. Wheels, when present, are in .whl/ (flag_gems 5.0.2 and its missing
+# dependencies). A parts.tgz from an earlier machine, placed in .dev-sweep/, is unpacked first:
+# pass `--resume` to measure only the rows it lacks.
 set -u
 OUT=${OUT:-out}; W=/tmp/bench-sweep; WAIT=${WAIT:-540}
 mkdir -p "$OUT"
@@ -16,10 +18,11 @@ if [ "${1:-}" = start ]; then
   fi
   python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . || exit 2
   rm -rf "$W"; mkdir -p "$W"
+  [ -f .dev-sweep/parts.tgz ] && tar xzf .dev-sweep/parts.tgz -C "$W"
   nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
     --format=csv,noheader > "$W/card.txt" 2>&1
   PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 setsid nohup \
-    python3 benchmarks/bench_kernels.py "$@" --json "$W/sweep.json" \
+    python3 benchmarks/bench_kernels.py "$@" --json "$W/sweep.json" --parts "$W/sweep.parts" \
     --markdown "$W/sweep.md" > "$W/sweep.log" 2>&1 < /dev/null &
   echo $! > "$W/pid"
 elif [ "${1:-}" != wait ]; then
@@ -29,6 +32,6 @@ fi
 end=$((SECONDS + WAIT))
 while kill -0 "$(cat "$W/pid")" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 5; done
 cp "$W"/card.txt "$W"/sweep.* "$OUT"/ 2>/dev/null
-mkdir -p "$OUT/parts"; cp "$W"/sweep.parts/part-*.json "$OUT/parts/" 2>/dev/null
+tar czf "$OUT/parts.tgz" -C "$W" --exclude='*.log' --exclude='*.db' sweep.parts 2>/dev/null
 if kill -0 "$(cat "$W/pid")" 2>/dev/null; then echo "sweep still running"; else echo "sweep ended"; fi
 grep -E "^bench_kernels|^\[time|^\[warm|^below|Traceback|Error" "$W/sweep.log" | tail -40

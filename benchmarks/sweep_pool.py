@@ -155,9 +155,10 @@ def device_names(spec: str) -> list[str]:
     return [f"{dev.type}:{i}" for i in range(int(count()))]
 
 
-def child_args(args: argparse.Namespace, seeds: list[int]) -> list[str]:
-    """The row selection of this run, for a child to plan the very same rows."""
-    out = ["--shapes", args.shapes]
+def child_args(args: argparse.Namespace, shapes: str, seeds: list[int]) -> list[str]:
+    """The row selection of this run (`shapes`: fixed, random:N or both), for a child to plan
+    the very same rows."""
+    out = ["--shapes", shapes]
     if seeds:
         out += ["--seed", ",".join(map(str, seeds))]
     for name in ("ops", "cases", "rows", "reps"):
@@ -166,6 +167,20 @@ def child_args(args: argparse.Namespace, seeds: list[int]) -> list[str]:
             out += [f"--{name}", str(value)]
     if args.no_flaggems:
         out.append("--no-flaggems")
+    return out
+
+
+def stages(args: argparse.Namespace, seeds: list[int]) -> list[tuple[str, list[str]]]:
+    """(name, child selection) per stage: the fixed sweep, then each random sweep. Each stage is
+    warmed, then timed, before the next starts: a run cut short keeps whole sweeps, and each
+    warm-up pass compiles only what earlier stages did not."""
+    kinds = [k.strip() for k in args.shapes.split(",")]
+    out = []
+    if "fixed" in kinds:
+        out.append(("fixed", child_args(args, "fixed", [])))
+    random_kind = next((k for k in kinds if k.startswith("random")), None)
+    for seed in seeds if random_kind else []:
+        out.append((f"seed-{seed}", child_args(args, random_kind or "random", [seed])))
     return out
 
 
@@ -197,7 +212,7 @@ def _wait(procs: list[tuple[str, subprocess.Popen[bytes], Path]], what: str) -> 
 
 def run(args: argparse.Namespace, seeds: list[int],
         finish: Callable[[dict[str, Any]], str], verdict: Callable[[dict[str, Any]], int]) -> int:
-    """Warm-up pass, one timing process per device, merge; the exit code of the whole run."""
+    """Per stage a warm-up pass, then one timing process per device; merge; the exit code."""
     try:
         devices = device_names(args.devices) if args.devices else [args.device or ""]
     except ValueError as exc:
@@ -208,38 +223,17 @@ def run(args: argparse.Namespace, seeds: list[int],
     parts.mkdir(parents=True, exist_ok=True)
     if seeds:
         print(f"bench_kernels: random sweeps, seeds {','.join(map(str, seeds))}", flush=True)
-    base = child_args(args, seeds)
-
-    def on(device: str) -> list[str]:
-        return ["--device", device] if device else []
-
-    if args.warm_workers:
-        began = time.perf_counter()
-        procs = []
-        for k in range(args.warm_workers):
-            env = dict(os.environ, FLAGGEMS_DB_URL=f"sqlite:///{parts}/warm-tuning-{k}.db")
-            argv = [*base, "--warm-only", "--shard", f"{k}/{args.warm_workers}",
-                    "--flaggems-tune-ms", "0,1", *on(devices[k % len(devices)])]
-            procs.append((str(k), _spawn(argv, parts / f"warm-{k}.log", env), parts / f"warm-{k}.log"))
-        bad = _wait(procs, "warm")
-        print(f"bench_kernels: warm-up pass, {args.warm_workers} processes, "
-              f"{time.perf_counter() - began:.0f} s" + (f"; failed: {bad}" if bad else ""),
-              file=sys.stderr, flush=True)
-    began = time.perf_counter()
-    procs = []
-    for i, device in enumerate(devices):
-        argv = [*base, "--shard", f"{i}/{len(devices)}", "--json", str(parts / f"part-{i}.json"),
-                *on(device)]
-        if args.resume:
-            argv.append("--resume")
-        if args.flaggems_tune_ms:
-            argv += ["--flaggems-tune-ms", args.flaggems_tune_ms]
-        procs.append((device or "default", _spawn(argv, parts / f"part-{i}.log", dict(os.environ)),
-                      parts / f"part-{i}.log"))
-    bad = _wait(procs, "time")
-    print(f"bench_kernels: timing pass, {len(devices)} process(es), "
-          f"{time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
-    result = merge([parts / f"part-{i}.json" for i in range(len(devices))])
+    written: list[Path] = []
+    bad: list[str] = []
+    for name, selection in stages(args, seeds):
+        outputs = [parts / f"{name}-part-{i}.json" for i in range(len(devices))]
+        written += outputs
+        if args.resume and all(_complete(p) for p in outputs):
+            continue
+        if args.warm_workers:
+            _warm_stage(args, name, selection, devices, parts)
+        bad += _time_stage(args, name, selection, devices, outputs, parts)
+    result = merge(written)
     if result is None:
         print(f"bench_kernels: no process wrote results (logs in {parts})", file=sys.stderr)
         return 2
@@ -256,15 +250,66 @@ def run(args: argparse.Namespace, seeds: list[int],
     return verdict(result)
 
 
+def _on(device: str) -> list[str]:
+    return ["--device", device] if device else []
+
+
+def _complete(path: Path) -> bool:
+    try:
+        return bool(json.loads(path.read_text(encoding="utf-8")).get("complete"))
+    except (OSError, ValueError):
+        return False
+
+
+def _warm_stage(args: argparse.Namespace, name: str, selection: list[str], devices: list[str],
+                parts: Path) -> None:
+    began = time.perf_counter()
+    procs = []
+    for k in range(args.warm_workers):
+        # tuning results of a crowded device are worthless: a scratch database, thrown away
+        env = dict(os.environ, FLAGGEMS_DB_URL=f"sqlite:///{parts}/warm-tuning-{k}.db")
+        argv = [*selection, "--warm-only", "--shard", f"{k}/{args.warm_workers}",
+                "--flaggems-tune-ms", "0,1", *_on(devices[k % len(devices)])]
+        log = parts / f"{name}-warm-{k}.log"
+        procs.append((str(k), _spawn(argv, log, env), log))
+    failed = _wait(procs, f"warm {name}")
+    print(f"bench_kernels: {name}: warm-up pass, {args.warm_workers} processes, "
+          f"{time.perf_counter() - began:.0f} s" + (f"; failed: {failed}" if failed else ""),
+          file=sys.stderr, flush=True)
+
+
+def _time_stage(args: argparse.Namespace, name: str, selection: list[str], devices: list[str],
+                outputs: list[Path], parts: Path) -> list[str]:
+    began = time.perf_counter()
+    procs = []
+    for i, device in enumerate(devices):
+        argv = [*selection, "--shard", f"{i}/{len(devices)}", "--json", str(outputs[i]),
+                *_on(device)]
+        if args.resume:
+            argv.append("--resume")
+        if args.flaggems_tune_ms:
+            argv += ["--flaggems-tune-ms", args.flaggems_tune_ms]
+        # one tuning database per process: several writers would lock each other out
+        env = dict(os.environ, FLAGGEMS_DB_URL=f"sqlite:///{parts}/tuning-{i}.db")
+        log = parts / f"{name}-part-{i}.log"
+        procs.append((device or "default", _spawn(argv, log, env), log))
+    failed = _wait(procs, f"time {name}")
+    print(f"bench_kernels: {name}: timing pass, {len(devices)} process(es), "
+          f"{time.perf_counter() - began:.0f} s", file=sys.stderr, flush=True)
+    return failed
+
+
 def merge(paths: list[Path]) -> dict[str, Any] | None:
     """One result from the per-device parts: rows and sweeps joined (the caller orders them),
     each device's metadata and copy bandwidth kept."""
     found = [json.loads(p.read_text(encoding="utf-8")) for p in paths if p.exists()]
     if not found:
         return None
-    result = {k: v for k, v in found[0].items() if k not in ("rows", "random", "shard")}
-    result["devices"] = [{"device": part["device"], "copy_gbps": part["copy_gbps"],
-                          "shard": part.get("shard")} for part in found]
+    result = {k: v for k, v in found[0].items()
+              if k not in ("rows", "random", "shard", "complete")}
+    # the same device appears once per stage; its clocks differ between them
+    result["devices"] = list({(part["device"].get("name"), part["device"].get("index")):
+                              part["device"] for part in found}.values())
     result["copy_gbps"] = min(part["copy_gbps"] for part in found)
     result["rows"] = [r for part in found for r in part["rows"]]
     sweeps: dict[int, dict[str, Any]] = {}

@@ -25,10 +25,6 @@ TILE = 4096  # accumulator elements per program
 # slice (the partial sums of a split reduction) column tiles stay faster: all r rows of a
 # tile are loaded at once (4099x5003 bf16 over dim 0: 44 us through this kernel, 32 without).
 SHORT_R, SHORT_BLOCK = 32, 1024
-# Fewer input elements than this are reduced in one launch however few programs that makes:
-# a second launch costs more than the idle SMs (304x65 bf16 over dim 0: 11.2 us split in two,
-# torch 8.0, on an H100, 2026-11-26).
-SPLIT_MIN = 1 << 17
 
 
 @triton.jit
@@ -120,8 +116,7 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
         block_r = min(int(triton.next_power_of_2(r)), TILE)
         rows = max(1, TILE // block_r)
         grid_rows = triton.cdiv(outer, rows)
-        n_split = 1 if outer * r < SPLIT_MIN and splits is None else _splits(grid_rows, r,
-                                                                             block_r, splits)
+        n_split = _splits(grid_rows, r, block_r, splits)
         chunk = triton.cdiv(triton.cdiv(r, n_split), block_r) * block_r
         n_split = triton.cdiv(r, chunk)
         dst = out if n_split == 1 else torch.empty((n_split, outer), dtype=torch.float32,
@@ -144,8 +139,7 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
         block_i = min(int(triton.next_power_of_2(inner)), 128)
         block_r = min(int(triton.next_power_of_2(r)), max(1, TILE // block_i))
         tiles_i = triton.cdiv(inner, block_i)
-        n_split = 1 if outer * r * inner < SPLIT_MIN and splits is None else _splits(
-            outer * tiles_i, r, block_r, splits)
+        n_split = _splits(outer * tiles_i, r, block_r, splits)
         chunk = triton.cdiv(triton.cdiv(r, n_split), block_r) * block_r
         n_split = triton.cdiv(r, chunk)
         total = outer * inner

@@ -54,6 +54,7 @@ def test_a_row_is_measured_through_the_device_module(bench: ModuleType,
     assert set(r["us"]) == set(r["device_us"]) == {"generic", "torch"}
     assert r["vs_torch"] > 0 and r["vs_flaggems"] is None
     assert {"inputs", "first_generic", "accuracy", "warmup", "timed"} <= set(r["phase_s"])
+    assert r["attempts"] in (2, 3)
     assert ("of_copy" in r) == (op != "mm")
 
 
@@ -87,10 +88,19 @@ def test_shards_deal_every_row_once_and_children_plan_the_same_rows(bench: Modul
     for n in (1, 2, 3):
         dealt = [key for i in range(n) for key in every if bench.in_shard(key, (i, n))]
         assert sorted(dealt) == sorted(every)
-    # A child gets the selection and the parent's seeds and plans exactly the same rows.
-    child = _args(bench, *bench.sweep_pool.child_args(parent, seeds), "--shard", "1/2")
-    assert child.seed == "11,12" and not bench.sweep_pool.wanted(child)
-    assert bench.planned_rows(child, 7, [11, 12]) == (fixed, sweeps)
+    # Stages: the fixed sweep, then one per seed; each stage's children plan exactly the rows
+    # the parent planned for it.
+    stages = bench.sweep_pool.stages(parent, seeds)
+    assert [name for name, _ in stages] == ["fixed", "seed-11", "seed-12"]
+    planned: list[tuple[str, Any]] = []
+    for _, selection in stages:
+        child = _args(bench, *selection, "--shard", "1/2")
+        assert not bench.sweep_pool.wanted(child)
+        count = 7 if child.shapes.startswith("random") else 0
+        child_seeds = [int(v) for v in child.seed.split(",")] if child.seed else []
+        got_fixed, got_sweeps = bench.planned_rows(child, count, child_seeds)
+        planned += got_fixed + [kr for rows in got_sweeps.values() for kr in rows]
+    assert planned == fixed + sweeps[11] + sweeps[12]
     assert bench.sweep_pool.wanted(parent)
 
 
@@ -116,6 +126,7 @@ def test_parts_merge_in_row_order_with_every_device(bench: ModuleType, tmp_path:
     parts = []
     for i in range(2):
         part = {"device": {**device, "index": i}, "copy_gbps": 3000.0 - i, "date": "d",
+                "complete": True,
                 "torch": "t", "triton": "tr", "flaggems": None, "shard": f"{i}/2",
                 "rows": [_row(f"fixed:{k}", "add", 1.0) for k in range(i, 6, 2)],
                 "random": [{"seed": 5, "count": 3,
@@ -129,6 +140,7 @@ def test_parts_merge_in_row_order_with_every_device(bench: ModuleType, tmp_path:
     assert [r["key"] for r in result["rows"]] == [f"fixed:{k}" for k in range(6)]
     assert [r["key"] for r in result["random"][0]["rows"]] == [f"random:5:{k}" for k in range(6)]
     assert result["copy_gbps"] == 2999.0 and len(result["devices"]) == 2
+    assert "complete" not in result
     summary = result["random"][0]["summary"]["mul"]["vs_torch"]
     assert summary["rated"] == 6 and summary["worst"] == 0.5 and summary["share"] == pytest.approx(1 / 6, abs=1e-3)
     assert text.startswith("2 x stand-in") and "seed 5" in text

@@ -248,17 +248,3 @@ def test_sliced_rows_are_reduced_in_place(shape: tuple[int, ...], width: int, dt
             got = reduce_dim(x, [-1], True, mean, None, splits=splits)
             _check("mean" if mean else "sum", got, expected, width)
 
-
-def test_small_reductions_take_one_launch(monkeypatch: pytest.MonkeyPatch,
-                                          device: torch.device) -> None:
-    launches: list[int] = []
-    real = _reduce._reduce_3d
-
-    def counting(*args: object, **kwargs: object) -> None:
-        launches.append(1)
-        real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(_reduce, "_reduce_3d", counting)
-    x = _randn(304, 65, device=device)  # one column tile over 304 rows: a split would add a launch
-    _check("sum", reduce_dim(x, [0], False, False, None), x.double().sum(0), 304)
-    assert len(launches) == 1
