@@ -144,6 +144,19 @@ SWEEP: list[Row] = [
     Row("mean", Case((16384, 3, 256), {"dim": 1}), BF16),
     Row("softmax", Case((4, 4_000_037)), BF16), Row("softmax", Case((100, 151936)), BF16),
     Row("log_softmax", Case((8, 1_000_003)), F32),
+    # the worst rows of the three 200-shape random sweeps (H100, 2026-11-26)
+    *[Row("mm", Case(s), d, memory_bound=False)
+      for s, d in (((512, 1080, 1176), BF16), ((251, 273, 1025), BF16), ((128, 1320, 16384), BF16),
+                   ((106, 256, 14914), F32), ((32, 4095, 8192), BF16), ((652, 7816, 1024), BF16),
+                   ((8192, 2047, 13), BF16), ((16384, 4097, 2), F16))],
+    Row("gelu", Case((4097, 8)), F32, "slice"), Row("gelu", Case((9, 511)), F32, "slice"),
+    Row("softmax", Case((13, 4951)), BF16, "t"), Row("softmax", Case((33, 4654, 129)), BF16),
+    Row("sum", Case((5, 16384, 513), {"dim": 0}), F16),
+    Row("sum", Case((22, 2160, 1013), {"dim": 0}), F32, "slice"),
+    Row("mean", Case((512, 127, 1024), {"dim": 1}), BF16, "slice"),
+    Row("log_softmax", Case((64, 2207, 129)), F16),
+    Row("mul", Case((19, 13937), {"broadcast": 1}), BF16),
+    Row("add", Case((8193, 1), {"broadcast": 1}), BF16),
 ]
 
 

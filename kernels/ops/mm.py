@@ -71,7 +71,9 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype) -> MMConfig:
     elif not wide:
         # 256x2049x2048 fp32: 66 tiles, half the SMs idle, 0.47x torch unsplit
         cfg = MMConfig(128, 64, bk, 4, 4)
-        max_split = 4 if triton.cdiv(m, 128) * triton.cdiv(n, 64) < ONE_WAVE else 1
+        tiles = triton.cdiv(m, 128) * triton.cdiv(n, 64)
+        # 106x256x14914 fp32: 4 tiles, split 4, 0.15x torch; a handful of tiles needs more
+        max_split = (16 if tiles < FEW_TILES // 4 else 4) if tiles < ONE_WAVE else 1
     elif tiles_128 < SMALL_GRID:
         # under 2 waves of 128x128 tiles, half-height tiles keep more SMs busy (8192x384x2048
         # bf16: 192 tiles of 128x128, 0.38x torch); a grid under half the SMs also splits K
@@ -99,7 +101,7 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr, ALIGN_AM: tl.constexpr,
                ALIGN_AK: tl.constexpr, ALIGN_BK: tl.constexpr, ALIGN_BN: tl.constexpr,
-               NO_TAIL: tl.constexpr):
+               ALIGN_ML: tl.constexpr, ALIGN_NL: tl.constexpr, NO_TAIL: tl.constexpr):
     # Exact rewrites that show the compiler what divides the row strides (Triton itself only
     # marks multiples of 16): a bf16 stride of 1000 is 16-byte aligned, and unseen that
     # alignment turns every tile load into 2-byte scalar loads.
@@ -107,6 +109,10 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
     stride_ak = (stride_ak // ALIGN_AK) * ALIGN_AK
     stride_bk = (stride_bk // ALIGN_BK) * ALIGN_BK
     stride_bn = (stride_bn // ALIGN_BN) * ALIGN_BN
+    # The load bounds too: a bound of 1080 masks whole 8-element vectors, which the compiler
+    # sees only when told (512x1080x1176 bf16 ran at 0.13x torch with scalar loads of B).
+    m_load = (m_load // ALIGN_ML) * ALIGN_ML
+    n_load = (n_load // ALIGN_NL) * ALIGN_NL
     pid = tl.program_id(0)
     split = tl.program_id(1)
     grid_m = tl.cdiv(M, BLOCK_M)
@@ -301,11 +307,14 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
             raise ValueError(f"mm: a GemvConfig needs one row or one column, got {m}x{n}")
     cfg = config if isinstance(config, MMConfig) else mm_config(m, n, k, a.dtype)
     m_load, n_load = m, n
-    if m > 64 and (k > SHORT_K or a.numel() + b.numel() > SMALL_OPERANDS):
-        a, a_len = _aligned(a)
+    if k > SHORT_K or a.numel() + b.numel() > SMALL_OPERANDS:
+        # Skinny products (m <= 64) read B once and A hardly at all: only B is worth padding
+        # (32x4095x8192 bf16: 0.21x torch with B's rows unaligned).
+        if m > 64:
+            a, a_len = _aligned(a)
+            m_load = a_len if a.stride(0) == 1 and a.stride(1) != 1 else m
         b, b_len = _aligned(b)
         # a padded length bounds the loads only along the dim that is contiguous
-        m_load = a_len if a.stride(0) == 1 and a.stride(1) != 1 else m
         n_load = b_len if b.stride(1) == 1 else n
     k_per_split = triton.cdiv(triton.cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
     splits = triton.cdiv(k, k_per_split)
@@ -319,6 +328,7 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
                  GROUP_M=cfg.group_m, DOT_PRECISION=dot_precision(a.dtype),
                  ALIGN_AM=alignment(a.stride(0)), ALIGN_AK=alignment(a.stride(1)),
                  ALIGN_BK=alignment(b.stride(0)), ALIGN_BN=alignment(b.stride(1)),
+                 ALIGN_ML=alignment(m_load), ALIGN_NL=alignment(n_load),
                  NO_TAIL=_no_tail(a, b, k, cfg.block_k),
                  num_warps=cfg.warps,
                  num_stages=cfg.stages)

@@ -67,7 +67,8 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(("m", "n", "k"), [(70, 33, 19), (67, 45, 130), (65, 40, 24), (70, 33, 32)])
+@pytest.mark.parametrize(("m", "n", "k"), [(70, 33, 19), (67, 45, 130), (65, 40, 24), (70, 33, 32),
+                                         (20, 33, 130)])
 @pytest.mark.parametrize("layout", ["contiguous", "a_t", "b_t"])
 def test_mm_full_k_tiles_then_masked_tail(m: int, n: int, k: int, dtype: torch.dtype,
                                           layout: str, device: torch.device) -> None:
