@@ -1,24 +1,30 @@
-"""GPU-only sweep: every generic op against torch native and FlagGems' own op, one process.
+"""Sweep on an accelerator: every generic op against torch native and FlagGems' own op.
 
 Run (flagbot installed, e.g. `pip install -e .`): python benchmarks/bench_kernels.py
       [--json OUT] [--markdown OUT] [--ops a,b] [--cases ids] [--rows START:END] [--reps N]
       [--shapes fixed|random[:N]|fixed,random[:N]] [--seed S[,S...]] [--sweeps K]
+      [--device D] [--resume] [--shard I/N]
+      [--devices all|D0,D1] [--warm-workers N] [--flaggems-tune-ms W,R] [--parts DIR]
 Each row times generic, torch and (when `flag_gems` imports) FlagGems interleaved, two ways:
 launch-inclusive (as `triton.testing.do_bench`: L2 flushed, events around each call, the host's
-launch path included wherever the GPU waits for it) and stall-hidden (a device-side sleep
-before each call hides the host, so only device time counts). It checks the generic result
-against torch in float64 with the harness's tolerances, and reports speed ratios (time of the
-other / time of generic: above 1 means the generic op is faster) and, for memory-bound ops, the
-generic op's share of the measured copy bandwidth.
+launch path included wherever the device waits for it) and stall-hidden (a device-side sleep
+before each call hides the host, so only device time counts), after ~25 ms of warm-up calls,
+in two attempts (three where they disagree), the better one per candidate. It checks the
+generic result against torch in float64 with the harness's tolerances, and reports speed
+ratios (time of the other / time of generic: above 1 means the generic op is faster), for
+memory-bound ops the generic op's share of the measured copy bandwidth, and per row where its
+wall time went (`phase_s`). Events, sleeps and synchronisation go through the device's own
+module (kernels/device.py), so the sweep runs on any accelerator torch and Triton know.
 
 `--shapes random:N` draws N seeded shapes per op (kernels/random_shapes.py) with random dtypes
 and layouts; the seed is printed (a new one each sweep unless given) and every row under 0.9x
-torch prints its shape, so it can join the fixed sweep below. Targets: generic >= torch and >= FlagGems at every row, within the NOISE band;
-a memory-bound row where the generic op reaches 85% of copy bandwidth also meets the torch
-target. Rows cover odd sizes, vocabulary-length rows, rows longer than one register block,
-other dims, transposed and sliced inputs, broadcasting and GEMV to large squares.
+torch prints its shape, so it can join the fixed sweep below. Targets: generic >= torch and >=
+FlagGems at every row, within the NOISE band; a memory-bound row where the generic op reaches
+85% of copy bandwidth also meets the torch target. Rows cover odd sizes, vocabulary-length
+rows, rows longer than one register block, other dims, transposed and sliced inputs,
+broadcasting and GEMV to large squares. Long sweeps: `--warm-workers`, `--flaggems-tune-ms`
+and `--devices` (sweep_pool.py); `--resume` keeps the rows a cut-off run already wrote.
 """
-
 from __future__ import annotations
 
 import argparse

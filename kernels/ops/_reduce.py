@@ -177,7 +177,7 @@ def reduce_dim(x: torch.Tensor, dim: int | Sequence[int], keepdim: bool, mean: b
     out_shape = shape[:d] + ([1] if keepdim else []) + shape[d + 1:]
     if d == x.dim() - 1 and x.dim() >= 2 and x.stride(-1) == 1 and not x.is_contiguous():
         # rows that are a slice of wider rows: read in place, rows `stride` apart, instead of
-        # copying first (29x1171436 fp32 sliced: 0.45x torch with the copy)
+        # copying first (29x1171436 fp32 sliced, H100: 0.45x torch with the copy, 1.21x without)
         try:
             rows = x.view(-1, r)
         except RuntimeError:  # leading dims that do not merge: copy below
