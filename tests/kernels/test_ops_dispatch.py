@@ -12,7 +12,6 @@ import pytest
 import torch
 
 from flagbot.kernels import cli, random_shapes
-from flagbot.kernels.accuracy import compare
 from flagbot.kernels.check import CheckOptions
 from flagbot.kernels.ops import _reduce, _rows_split
 from flagbot.kernels.ops._reduce import reduce_dim
@@ -21,21 +20,8 @@ from flagbot.kernels.ops.mm import GemvConfig, MMConfig, gemv_config, mm
 from flagbot.kernels.ops.softmax import softmax
 from flagbot.kernels.registry import OPS
 from flagbot.kernels.spec import numel
-from flagbot.kernels.tolerances import tolerance
 
-DTYPES = [torch.float32, torch.float16]  # the interpreter's bf16 is wrong without upcasts
-
-
-def _check(op: str, actual: torch.Tensor, expected: torch.Tensor, reduced: int = 1) -> None:
-    tol = tolerance(op, actual.dtype, reduced)
-    ok, max_abs, _, problem = compare(actual, expected.to(actual.dtype), tol.rtol, tol.atol)
-    assert ok, f"{op}: {problem} (max abs err {max_abs:.3g})"
-
-
-def _randn(*shape: int, dtype: torch.dtype = torch.float32, seed: int = 0,
-           device: torch.device | str = "cpu") -> torch.Tensor:
-    gen = torch.Generator().manual_seed(seed)
-    return torch.randn(shape, generator=gen).to(device=device, dtype=dtype)
+from .closeness import DTYPES, assert_close, seeded_randn
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -44,13 +30,13 @@ def _randn(*shape: int, dtype: torch.dtype = torch.float32, seed: int = 0,
 def test_gemv_one_launch_any_orientation_and_k_tail(m: int, n: int, k: int, dtype: torch.dtype,
                                                     transposed: bool,
                                                     device: torch.device) -> None:
-    a = _randn(m, k, dtype=dtype, device=device)
-    b = _randn(k, n, dtype=dtype, seed=1, device=device)
+    a = seeded_randn(m, k, dtype=dtype, device=device)
+    b = seeded_randn(k, n, dtype=dtype, seed=1, device=device)
     if transposed:
         a, b = a.t().contiguous().t(), b.t().contiguous().t()
     # BLOCK_K 16: k = 19, 45, 70 leave a tail; k = 16 has none. BLOCK_R 8 leaves a row tail.
     out = mm(a, b, config=GemvConfig(8, 16, 4, 1))
-    _check("mm", out, a.double() @ b.double(), k)
+    assert_close("mm", out, a.double() @ b.double(), k)
 
 
 def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torch.device) -> None:
@@ -59,9 +45,9 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     # a few outputs over a long K: split K across programs instead
     assert gemv_config(100, 30000, torch.bfloat16, k_contiguous=False) is None
     # ... which only one output row has: one output column over a long K stays GEMV
-    a, v = _randn(70, 3000, device=device), _randn(3000, 1, seed=1, device=device)
-    _check("mm", mm(a, v), a.double() @ v.double(), 3000)
-    a, b = _randn(3, 8, device=device), _randn(8, 4, seed=1, device=device)
+    a, v = seeded_randn(70, 3000, device=device), seeded_randn(3000, 1, seed=1, device=device)
+    assert_close("mm", mm(a, v), a.double() @ v.double(), 3000)
+    a, b = seeded_randn(3, 8, device=device), seeded_randn(8, 4, seed=1, device=device)
     with pytest.raises(ValueError, match="GemvConfig"):
         mm(a, b, config=GemvConfig(8, 16, 4, 1))
 
@@ -73,14 +59,14 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
 def test_mm_full_k_tiles_then_masked_tail(m: int, n: int, k: int, dtype: torch.dtype,
                                           layout: str, device: torch.device) -> None:
     # m > 64: operands with unaligned rows are padded, and the padded width bounds B's loads.
-    a = _randn(m, k, dtype=dtype, device=device)
-    b = _randn(k, n, dtype=dtype, seed=1, device=device)
+    a = seeded_randn(m, k, dtype=dtype, device=device)
+    b = seeded_randn(k, n, dtype=dtype, seed=1, device=device)
     if layout == "a_t":
         a = a.t().contiguous().t()
     if layout == "b_t":
         b = b.t().contiguous().t()
     for config in (None, MMConfig(16, 32, 16, 4, 1), MMConfig(32, 16, 16, 4, 1, split_k=3)):
-        _check("mm", mm(a, b, config=config), a.double() @ b.double(), k)
+        assert_close("mm", mm(a, b, config=config), a.double() @ b.double(), k)
 
 
 def test_mm_tile_rules_split_small_grids_and_drop_the_k_tail_where_measured() -> None:
@@ -121,20 +107,20 @@ def test_mm_short_k_reads_unaligned_operands_in_place(m: int, n: int, k: int,
         raise AssertionError("K within one tile: operands are read in place")
 
     monkeypatch.setattr(mm_module, "_aligned", no_copy)
-    a = _randn(m, k + 3, dtype=dtype, device=device)[:, :k]  # rows 6-134 bytes apart
-    b = _randn(k, n, dtype=dtype, seed=1, device=device)
-    _check("mm", mm(a, b), a.double() @ b.double(), k)
+    a = seeded_randn(m, k + 3, dtype=dtype, device=device)[:, :k]  # rows 6-134 bytes apart
+    b = seeded_randn(k, n, dtype=dtype, seed=1, device=device)
+    assert_close("mm", mm(a, b), a.double() @ b.double(), k)
     for split in (1, 2):
         cfg = MMConfig(16, 32, 16, 4, 1, split_k=split)
-        _check("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
+        assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
 
 
 def test_mm_strides_multiple_of_8_but_not_16(device: torch.device) -> None:
     # K = 24 fp16: rows start on 16 bytes without being a multiple of 16 elements, the stride
     # alignment the kernel states itself (no copy is made).
-    a = _randn(80, 24, dtype=torch.float16, device=device)
-    b = _randn(24, 40, dtype=torch.float16, seed=1, device=device)
-    _check("mm", mm(a, b, config=MMConfig(32, 32, 16, 4, 1)), a.double() @ b.double(), 24)
+    a = seeded_randn(80, 24, dtype=torch.float16, device=device)
+    b = seeded_randn(24, 40, dtype=torch.float16, seed=1, device=device)
+    assert_close("mm", mm(a, b, config=MMConfig(32, 32, 16, 4, 1)), a.double() @ b.double(), 24)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -143,9 +129,9 @@ def test_mm_strides_multiple_of_8_but_not_16(device: torch.device) -> None:
 def test_softmax_few_long_rows_split_across_programs(m: int, n: int, dtype: torch.dtype,
                                                      fn: object, device: torch.device) -> None:
     assert _rows_split.split_chunks(m, n, 16) < n  # the split path is the one taken
-    x = (_randn(m, n, device=device) * 4).to(dtype)
+    x = (seeded_randn(m, n, device=device) * 4).to(dtype)
     ref = torch.softmax if fn is softmax else torch.log_softmax
-    _check("softmax", fn(x, -1, max_row_block=16), ref(x.double(), -1), n)  # type: ignore[operator]
+    assert_close("softmax", fn(x, -1, max_row_block=16), ref(x.double(), -1), n)  # type: ignore[operator]
 
 
 @pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
@@ -154,11 +140,11 @@ def test_softmax_few_columns_down_a_long_dim_copies_then_runs_rows(
     from flagbot.kernels.ops import _rows
 
     monkeypatch.setattr(_rows, "LONG_COLUMNS", 16)  # the real threshold is 8192 rows
-    x = _randn(40, 5, device=device).t()  # softmax along dim -1 walks a stride-5 dim
+    x = seeded_randn(40, 5, device=device).t()  # softmax along dim -1 walks a stride-5 dim
     ref = torch.softmax if fn is softmax else torch.log_softmax
     for dim in (-1, 0):
         out = fn(x, dim, max_row_block=16)  # type: ignore[operator]
-        _check("softmax", out, ref(x.double(), dim), x.shape[dim])
+        assert_close("softmax", out, ref(x.double(), dim), x.shape[dim])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -168,10 +154,10 @@ def test_short_reduced_dim_walks_rows_per_output(shape: tuple[int, ...], dim: in
                                                  dtype: torch.dtype,
                                                  device: torch.device) -> None:
     assert shape[dim] <= _reduce.SHORT_R
-    x = _randn(*shape, dtype=dtype, device=device)
+    x = seeded_randn(*shape, dtype=dtype, device=device)
     for mean in (False, True):
         expected = (torch.mean if mean else torch.sum)(x.double(), dim)
-        _check("mean" if mean else "sum", reduce_dim(x, [dim], False, mean, None), expected,
+        assert_close("mean" if mean else "sum", reduce_dim(x, [dim], False, mean, None), expected,
                shape[dim])
 
 
@@ -241,11 +227,11 @@ def test_sliced_rows_are_reduced_in_place(shape: tuple[int, ...], width: int, dt
         raise AssertionError("sliced rows are read in place")
 
     monkeypatch.setattr(_reduce, "as_contiguous_permutation", no_copy)
-    x = _randn(*shape, dtype=dtype, device=device)[..., :width]
+    x = seeded_randn(*shape, dtype=dtype, device=device)[..., :width]
     assert not x.is_contiguous()
     for mean in (False, True):
         for splits in (None, 3):
             expected = (torch.mean if mean else torch.sum)(x.double(), -1, keepdim=True)
             got = reduce_dim(x, [-1], True, mean, None, splits=splits)
-            _check("mean" if mean else "sum", got, expected, width)
+            assert_close("mean" if mean else "sum", got, expected, width)
 

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import torch
 
-from flagbot.kernels.accuracy import compare
 from flagbot.kernels.ops._reduce import reduce_dim
 from flagbot.kernels.ops.add import add
 from flagbot.kernels.ops.gelu import gelu
@@ -27,22 +26,12 @@ from flagbot.kernels.ops.rms_norm import rms_norm
 from flagbot.kernels.ops.silu import silu
 from flagbot.kernels.ops.softmax import softmax
 from flagbot.kernels.ops.sum import sum_dim
-from flagbot.kernels.tolerances import tolerance
+
+from .closeness import DTYPES, assert_close, seeded_randn
 
 F = torch.nn.functional
-DTYPES = [torch.float32, torch.float16]  # the interpreter's bf16 is wrong without upcasts
 
 
-def _check(op: str, actual: torch.Tensor, expected: torch.Tensor, reduced: int = 1) -> None:
-    tol = tolerance(op, actual.dtype, reduced)
-    ok, max_abs, _, problem = compare(actual, expected.to(actual.dtype), tol.rtol, tol.atol)
-    assert ok, f"{op}: {problem} (max abs err {max_abs:.3g})"
-
-
-def _randn(*shape: int, dtype: torch.dtype = torch.float32, seed: int = 0,
-           device: torch.device | str = "cpu") -> torch.Tensor:
-    gen = torch.Generator().manual_seed(seed)
-    return torch.randn(shape, generator=gen).to(device=device, dtype=dtype)
 
 
 def _views(x: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -60,31 +49,31 @@ def _views(x: torch.Tensor) -> dict[str, torch.Tensor]:
                                         ((2, 3, 4, 5, 3), (3,)), ((), (3,)), ((6, 1), (1, 9))])
 def test_binary_ops_broadcast_like_torch(xs: tuple[int, ...], ys: tuple[int, ...],
                                          dtype: torch.dtype, device: torch.device) -> None:
-    x, y = _randn(*xs, dtype=dtype, device=device), _randn(*ys, dtype=dtype, seed=1,
+    x, y = seeded_randn(*xs, dtype=dtype, device=device), seeded_randn(*ys, dtype=dtype, seed=1,
                                                             device=device)
-    _check("add", add(x, y, alpha=0.5), torch.add(x.double(), y.double(), alpha=0.5))
-    _check("mul", mul(y, x), y.double() * x.double())
+    assert_close("add", add(x, y, alpha=0.5), torch.add(x.double(), y.double(), alpha=0.5))
+    assert_close("mul", mul(y, x), y.double() * x.double())
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "sliced"])
 def test_elementwise_ops_read_strided_inputs(layout: str, device: torch.device) -> None:
-    x = _views(_randn(37, 53, device=device))[layout]
-    y = _views(_randn(37, 53, seed=1, device=device))[layout]
-    _check("add", add(x, y), x.double() + y.double())
-    _check("mul", mul(x, y.contiguous()), x.double() * y.double())
-    _check("gelu", gelu(x), F.gelu(x.double()))
-    _check("silu", silu(x.half()), F.silu(x.double()))
+    x = _views(seeded_randn(37, 53, device=device))[layout]
+    y = _views(seeded_randn(37, 53, seed=1, device=device))[layout]
+    assert_close("add", add(x, y), x.double() + y.double())
+    assert_close("mul", mul(x, y.contiguous()), x.double() * y.double())
+    assert_close("gelu", gelu(x), F.gelu(x.double()))
+    assert_close("silu", silu(x.half()), F.silu(x.double()))
 
 
 def test_transposed_unary_output_keeps_the_input_layout(device: torch.device) -> None:
-    x = _randn(8, 6, device=device).t()
+    x = seeded_randn(8, 6, device=device).t()
     assert silu(x).stride() == x.stride()
 
 
 @pytest.mark.parametrize("n", [1, 15, 2049, 4097])
 def test_elementwise_odd_sizes_cover_the_tail(n: int, device: torch.device) -> None:
-    x = _randn(n, device=device)
-    _check("gelu", gelu(x, approximate="tanh"), F.gelu(x.double(), approximate="tanh"))
+    x = seeded_randn(n, device=device)
+    assert_close("gelu", gelu(x, approximate="tanh"), F.gelu(x.double(), approximate="tanh"))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -94,11 +83,11 @@ def test_elementwise_odd_sizes_cover_the_tail(n: int, device: torch.device) -> N
 def test_softmax_and_log_softmax_any_dim_and_long_rows(shape: tuple[int, ...], dim: int,
                                                        max_row_block: int, dtype: torch.dtype,
                                                        device: torch.device) -> None:
-    for layout, x in _views(_randn(*shape, dtype=dtype, device=device) * 3).items():
+    for layout, x in _views(seeded_randn(*shape, dtype=dtype, device=device) * 3).items():
         n = x.shape[dim] if x.dim() else 1
-        _check("softmax", softmax(x, dim, max_row_block=max_row_block),
+        assert_close("softmax", softmax(x, dim, max_row_block=max_row_block),
                torch.softmax(x.double(), dim), n)
-        _check("log_softmax", log_softmax(x, dim, max_row_block=max_row_block),
+        assert_close("log_softmax", log_softmax(x, dim, max_row_block=max_row_block),
                torch.log_softmax(x.double(), dim), n)
         assert layout
 
@@ -110,23 +99,23 @@ def test_norms_long_rows_strides_and_optional_affine(max_row_block: int, layout:
                                                      dtype: torch.dtype,
                                                      device: torch.device) -> None:
     # An offset mean of 5: the looped kernel's shifted moments must not cancel.
-    x = _views(_randn(6, 40, dtype=dtype, device=device) + 5)[layout]
-    w, b = _randn(40, dtype=dtype, seed=1, device=device), _randn(40, dtype=dtype, seed=2,
+    x = _views(seeded_randn(6, 40, dtype=dtype, device=device) + 5)[layout]
+    w, b = seeded_randn(40, dtype=dtype, seed=1, device=device), seeded_randn(40, dtype=dtype, seed=2,
                                                                   device=device)
     xd, wd, bd = x.double(), w.double(), b.double()
-    _check("layer_norm", layer_norm(x, (40,), w, b, max_row_block=max_row_block),
+    assert_close("layer_norm", layer_norm(x, (40,), w, b, max_row_block=max_row_block),
            F.layer_norm(xd, (40,), wd, bd), 40)
-    _check("layer_norm", layer_norm(x, (40,), max_row_block=max_row_block),
+    assert_close("layer_norm", layer_norm(x, (40,), max_row_block=max_row_block),
            F.layer_norm(xd, (40,)), 40)
-    _check("rms_norm", rms_norm(x, (40,), w, 1e-6, max_row_block=max_row_block),
+    assert_close("rms_norm", rms_norm(x, (40,), w, 1e-6, max_row_block=max_row_block),
            F.rms_norm(xd, (40,), wd, 1e-6), 40)
 
 
 def test_norms_over_several_trailing_dims(device: torch.device) -> None:
-    x, w = _randn(3, 4, 5, device=device), _randn(4, 5, seed=1, device=device)
-    _check("layer_norm", layer_norm(x, (4, 5), w, None), F.layer_norm(x.double(), (4, 5),
+    x, w = seeded_randn(3, 4, 5, device=device), seeded_randn(4, 5, seed=1, device=device)
+    assert_close("layer_norm", layer_norm(x, (4, 5), w, None), F.layer_norm(x.double(), (4, 5),
                                                                        w.double()), 20)
-    _check("rms_norm", rms_norm(x, [4, 5], w, 1e-6), F.rms_norm(x.double(), (4, 5), w.double(),
+    assert_close("rms_norm", rms_norm(x, [4, 5], w, 1e-6), F.rms_norm(x.double(), (4, 5), w.double(),
                                                                  1e-6), 20)
 
 
@@ -136,12 +125,12 @@ def test_norms_over_several_trailing_dims(device: torch.device) -> None:
 def test_sum_and_mean_any_dim_layout_and_split(shape: tuple[int, ...], dim: int,
                                                splits: int | None,
                                                device: torch.device) -> None:
-    for x in _views(_randn(*shape, device=device)).values():
+    for x in _views(seeded_randn(*shape, device=device)).values():
         n = x.shape[dim] if x.dim() else 1
         for keepdim in (False, True):
-            _check("sum", reduce_dim(x, [dim], keepdim, False, None, splits=splits),
+            assert_close("sum", reduce_dim(x, [dim], keepdim, False, None, splits=splits),
                    torch.sum(x.double(), dim, keepdim=keepdim), n)
-            _check("mean", reduce_dim(x, dim, keepdim, True, None, splits=splits),
+            assert_close("mean", reduce_dim(x, dim, keepdim, True, None, splits=splits),
                    torch.mean(x.double(), dim, keepdim=keepdim), n)
 
 
@@ -152,11 +141,11 @@ def test_mm_gemv_to_squares_strides_and_split_k(mnk: tuple[int, int, int], dtype
                                                 config: MMConfig | None,
                                                 device: torch.device) -> None:
     m, n, k = mnk
-    a, b = _randn(m, k, dtype=dtype, device=device), _randn(k, n, dtype=dtype, seed=1,
+    a, b = seeded_randn(m, k, dtype=dtype, device=device), seeded_randn(k, n, dtype=dtype, seed=1,
                                                            device=device)
     expected = a.double() @ b.double()
-    _check("mm", mm(a, b, config=config), expected, k)
-    _check("mm", mm(a.t().contiguous().t(), b.t().contiguous().t(), config=config), expected, k)
+    assert_close("mm", mm(a, b, config=config), expected, k)
+    assert_close("mm", mm(a.t().contiguous().t(), b.t().contiguous().t(), config=config), expected, k)
 
 
 # Random shapes and dims, compared with torch: bounded and seeded, so any failure reproduces.
@@ -190,7 +179,7 @@ def _property_run(name: str, x: torch.Tensor, dim: int, seed: int
     if name in unary:
         return unary[name][0](x), unary[name][1](xd), 1
     if name in ("add", "mul"):
-        y = _randn(*x.shape[dim:], seed=seed + 1, device=x.device)  # broadcasts over leading dims
+        y = seeded_randn(*x.shape[dim:], seed=seed + 1, device=x.device)  # broadcasts over leading dims
         ours = add(x, y) if name == "add" else mul(x, y)
         return ours, (xd + y.double()) if name == "add" else xd * y.double(), 1
     if name in ("softmax", "log_softmax"):
@@ -203,13 +192,13 @@ def _property_run(name: str, x: torch.Tensor, dim: int, seed: int
         return fn2(x, [dim]), ref2(xd, dim), n
     if name in ("layer_norm", "rms_norm"):
         last = x.shape[-1]
-        w = _randn(last, seed=seed + 1, device=x.device)
+        w = seeded_randn(last, seed=seed + 1, device=x.device)
         if name == "layer_norm":
             return (layer_norm(x, (last,), w, None, max_row_block=16),
                     F.layer_norm(xd, (last,), w.double()), last)
         return (rms_norm(x, (last,), w, 1e-6, max_row_block=16),
                 F.rms_norm(xd, (last,), w.double(), 1e-6), last)
-    b = _randn(x.shape[-1], 5, seed=seed + 1, device=x.device)  # mm: x flattened to 2-D
+    b = seeded_randn(x.shape[-1], 5, seed=seed + 1, device=x.device)  # mm: x flattened to 2-D
     a = x.reshape(-1, x.shape[-1])
     return mm(a, b), a.double() @ b.double(), x.shape[-1]
 
@@ -218,11 +207,11 @@ def _property_run(name: str, x: torch.Tensor, dim: int, seed: int
 def test_random_shapes_and_dims_match_torch(name: str, shape: tuple[int, ...], dim: int,
                                             transpose: bool, seed: int,
                                             device: torch.device) -> None:
-    x = _randn(*shape, seed=seed, device=device)
+    x = seeded_randn(*shape, seed=seed, device=device)
     if transpose and x.dim() >= 2 and name not in ("add", "mul"):
         x = x.transpose(0, -1)
     ours, expected, reduced = _property_run(name, x, dim, seed)
-    _check(name, ours, expected, reduced)
+    assert_close(name, ours, expected, reduced)
 
 
 REFUSALS: list[tuple[str, Callable[[], object], type[Exception]]] = [
@@ -267,14 +256,14 @@ def test_refusals_cover_every_generic_op() -> None:
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize(("name", "args"), [
-    ("add", lambda d: (_randn(4097, 3001, dtype=d, device="cuda"),
-                       _randn(3001, dtype=d, seed=1, device="cuda"))),
-    ("softmax", lambda d: (_randn(64, 50257, dtype=d, device="cuda"), -1)),
-    ("softmax", lambda d: (_randn(3000, 7, 33, dtype=d, device="cuda"), 0)),
-    ("layer_norm", lambda d: (_randn(8, 100_003, dtype=d, device="cuda"), (100_003,))),
-    ("sum", lambda d: (_randn(8192, 1000, dtype=d, device="cuda"), [0])),
-    ("mm", lambda d: (_randn(1, 8192, dtype=d, device="cuda"),
-                      _randn(8192, 4099, dtype=d, seed=1, device="cuda"))),
+    ("add", lambda d: (seeded_randn(4097, 3001, dtype=d, device="cuda"),
+                       seeded_randn(3001, dtype=d, seed=1, device="cuda"))),
+    ("softmax", lambda d: (seeded_randn(64, 50257, dtype=d, device="cuda"), -1)),
+    ("softmax", lambda d: (seeded_randn(3000, 7, 33, dtype=d, device="cuda"), 0)),
+    ("layer_norm", lambda d: (seeded_randn(8, 100_003, dtype=d, device="cuda"), (100_003,))),
+    ("sum", lambda d: (seeded_randn(8192, 1000, dtype=d, device="cuda"), [0])),
+    ("mm", lambda d: (seeded_randn(1, 8192, dtype=d, device="cuda"),
+                      seeded_randn(8192, 4099, dtype=d, seed=1, device="cuda"))),
 ])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 def test_large_shapes_on_gpu(name: str, args: Callable[[torch.dtype], tuple[Any, ...]],
@@ -287,15 +276,15 @@ def test_large_shapes_on_gpu(name: str, args: Callable[[torch.dtype], tuple[Any,
     ref_inputs = [a.double() if isinstance(a, torch.Tensor) else a for a in inputs]
     reduced = {"add": 1, "softmax": inputs[0].shape[inputs[-1]] if name == "softmax" else 1,
                "layer_norm": 100_003, "sum": 8192, "mm": 8192}[name]
-    _check(name, spec.generic(*inputs), spec.reference(*ref_inputs), reduced)
+    assert_close(name, spec.generic(*inputs), spec.reference(*ref_inputs), reduced)
 
 
 def test_mm_pads_unaligned_rows_of_large_products(device: torch.device) -> None:
     from flagbot.kernels.ops.mm import _aligned
 
-    a = _randn(70, 13, device=device)
+    a = seeded_randn(70, 13, device=device)
     padded, width = _aligned(a)
     assert padded.stride(0) % 16 == 0 and width == padded.stride(0) and torch.equal(padded, a)
     assert _aligned(padded)[0] is padded
-    b = _randn(13, 9, seed=1, device=device)
-    _check("mm", mm(a, b), a.double() @ b.double(), 13)
+    b = seeded_randn(13, 9, seed=1, device=device)
+    assert_close("mm", mm(a, b), a.double() @ b.double(), 13)
