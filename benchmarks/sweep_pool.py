@@ -108,31 +108,35 @@ def warm(dev: Any, fg: dict[str, Callable[..., Any]], rows: list[tuple[str, Any]
          inputs: Callable[[Any, Any], tuple[tuple[Any, ...], dict[str, Any]]]) -> int:
     """Call each row's generic op and FlagGems' op once (compile, fill the caches); no timing.
     A failure is counted, not fatal: the timing pass reports it for its row."""
-    from flagbot.kernels.registry import OPS
-
     failed, began = 0, time.perf_counter()
     for n, (key, row) in enumerate(rows, 1):
         try:
-            args, kwargs = inputs(row, dev)
-            spec = OPS[row.op]
-            assert spec.generic is not None
-            spec.generic(*args, **kwargs)
-            if row.op in fg:
-                try:
-                    fg[row.op](*args, **kwargs)
-                except Exception:  # noqa: BLE001 - FlagGems refusing a shape is its row's result
-                    pass
-            dev.synchronize()
+            _first_calls(dev, fg, row, inputs)
         except Exception as exc:  # noqa: BLE001 - counted and reported below
             failed += 1
             print(f"warm: {key} {row.op} {row.case.id}: {type(exc).__name__}: {exc}"[:300],
                   file=sys.stderr, flush=True)
-        args = kwargs = None  # type: ignore[assignment]
         if n % 100 == 0:
             print(f"warm: {n}/{len(rows)} rows, {time.perf_counter() - began:.0f} s",
                   file=sys.stderr, flush=True)
-        dev.empty_cache()
+        dev.empty_cache()  # the row's inputs are gone with _first_calls' frame
     return 1 if failed else 0
+
+
+def _first_calls(dev: Any, fg: dict[str, Callable[..., Any]], row: Any,
+                 inputs: Callable[[Any, Any], tuple[tuple[Any, ...], dict[str, Any]]]) -> None:
+    from flagbot.kernels.registry import OPS
+
+    args, kwargs = inputs(row, dev)
+    spec = OPS[row.op]
+    assert spec.generic is not None
+    spec.generic(*args, **kwargs)
+    if row.op in fg:
+        try:
+            fg[row.op](*args, **kwargs)
+        except Exception:  # noqa: BLE001 - FlagGems refusing a shape is its row's result
+            pass
+    dev.synchronize()
 
 
 def write_json(path: Path, result: dict[str, Any]) -> None:
@@ -174,11 +178,10 @@ def stages(args: argparse.Namespace, seeds: list[int]) -> list[tuple[str, list[s
     """(name, child selection) per stage: the fixed sweep, then each random sweep. Each stage is
     warmed, then timed, before the next starts: a run cut short keeps whole sweeps, and each
     warm-up pass compiles only what earlier stages did not."""
-    kinds = [k.strip() for k in args.shapes.split(",")]
     out = []
-    if "fixed" in kinds:
+    if "fixed" in args.kinds:
         out.append(("fixed", child_args(args, "fixed", [])))
-    random_kind = next((k for k in kinds if k.startswith("random")), None)
+    random_kind = next((k for k in args.kinds if k.startswith("random")), None)
     for seed in seeds if random_kind else []:
         out.append((f"seed-{seed}", child_args(args, random_kind or "random", [seed])))
     return out

@@ -182,3 +182,21 @@ def test_flaggems_tuners_get_the_budget(bench: ModuleType) -> None:
     assert kernel.do_bench is kernel._do_bench
     # Autotuners of other packages are left alone.
     assert bench.sweep_pool.flaggems_tuning(ModuleType("othergems"), "2,7") == 0
+
+
+@cpu_only
+def test_the_warm_up_pass_calls_each_row_once_and_counts_failures(
+        bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    calls: list[str] = []
+
+    def refusing(*args: Any, **kwargs: Any) -> None:
+        calls.append("flaggems")
+        raise RuntimeError("shape refused")  # FlagGems refusing is not a warm-up failure
+
+    rows = [("fixed:0", bench.Row("add", Case((33,)), torch.float32)),
+            ("fixed:1", bench.Row("add", Case((7, 5)), torch.float32))]
+    assert bench.sweep_pool.warm(standin_device(), {"add": refusing}, rows, bench.inputs) == 0
+    assert calls == ["flaggems", "flaggems"]
+    broken = [("fixed:2", bench.Row("nosuchop", Case((3,)), torch.float32))]
+    assert bench.sweep_pool.warm(standin_device(), {}, rows + broken, bench.inputs) == 1
+    assert "warm: fixed:2 nosuchop" in capsys.readouterr().err
