@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -17,14 +17,18 @@ from flagbot.kernels.spec import NO_BF16, Case, Inputs, OpSpec, randn
 
 # Tile configurations are picked by shape, not autotuned: the generic library must run the same
 # way on every vendor's Triton and on the CPU interpreter, and vendors tune their own
-# (backends/_nvidia/tune_configs.yaml). Shared memory stays under 150 KiB (128x256x64 tiles, three
-# stages, 16-bit), which fits A100-class and newer GPUs. Few output tiles (skinny or GEMV-like products) split K across programs that
-# write fp32 partial products, summed by a second launch.
+# (backends/_nvidia/tune_configs.yaml). Shared memory stays under 150 KiB (128x256x64 tiles,
+# three stages, 16-bit), which fits A100-class and newer GPUs. Few output tiles (skinny or
+# GEMV-like products) split K across programs that write fp32 partial products, summed by a
+# second launch.
 TARGET_PROGRAMS = 264  # two per multiprocessor on a 132-SM part
-SMALL_GRID = 256  # fewer 128x128 output tiles than this (under 2 waves): 64x128 tiles
-WIDE_GRID = 1000  # this many 128x128 tiles or more (~4 waves): 128x256 tiles
-FEW_TILES = 64  # fewer output tiles than this (half the SMs of a 132-SM part): split K too
-ONE_WAVE = 132  # fp32 tiles: fewer than this leave SMs idle, split K
+ONE_WAVE = 132  # fewer output tiles than this leave multiprocessors idle: split K
+TWO_WAVES = 256  # this many 128x128 output tiles or more: 128-row tiles
+LONG_K = 2048  # two waves of tiles and K this long: 128x256 tiles
+WIDE_GRID = 1000  # ... as for this many 128x128 tiles (~4 waves) whatever K
+FEW_TILES = 64  # grids of fewer tiles than this split K further
+SPLIT_MIN_K = 1024  # m > 64, 16-bit: only a K this long splits (1288x257x637 bf16: split 4
+#                     0.78x torch, unsplit 1.01x)
 # K within one tile and small operands: no padded copies, which cost more than the product
 # there (2048x929x30 fp16: 0.11x torch with them, 1.04x without); large operands are still
 # copied (512x16384x53 fp32 transposed: 0.98x with the copy, 0.63x without).
@@ -33,7 +37,9 @@ SHORT_K, SMALL_OPERANDS = 64, 1 << 19
 
 @dataclass(frozen=True)
 class MMConfig:
-    """One tile configuration; split_k > 1 sums fp32 partial products in a second launch."""
+    """One tile configuration; split_k > 1 sums fp32 partial products in a second launch;
+    pad_k: where K does not divide into tiles, both operands are copied with K zero-padded to
+    whole tiles, so that the kernel is compiled without a masked last K tile (see _no_tail)."""
 
     block_m: int
     block_n: int
@@ -42,57 +48,88 @@ class MMConfig:
     stages: int
     group_m: int = 8
     split_k: int = 1
+    pad_k: bool = False
 
 
-def mm_config(m: int, n: int, k: int, dtype: torch.dtype) -> MMConfig:
-    """The tile configuration for an (m, k) @ (k, n) product in `dtype`.
+def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
+           min_k_per_split: int) -> MMConfig:
+    """`cfg` with K split into up to `max_split` parts, enough for about `programs` programs,
+    each part at least `min_k_per_split` long; unchanged where that leaves one part."""
+    tiles = triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n)
+    split = min(triton.cdiv(programs, tiles), k // min_k_per_split, max_split)
+    return replace(cfg, split_k=split) if split > 1 else cfg
 
-    Picked from sweeps of tile shapes: H200, 2026-11-26: 16-bit 4096^3 128x256x64 203 us,
-    128x128x64 233 (torch 180); 1024^3 64x128x64 10.6 us, 128x128x64 14.4 (torch 9.4);
-    fp32 (3xTF32) 4096^3 128x64x32 2491 us, 128x128x32 3919 (torch 2688); 64x8192x8192 fp16
-    split 2 49.5 us, split 5 64.0 (torch 43.6). H100, same day, bf16 (128x128x64/8 warps,
-    128x256x64, 64x128x64): 1999x1999x999 45 / 48 / 50 us (torch 74); 3001x2999x1023
-    80 / 92 / 84 (torch 185); 4097x3001x1999 163 / 153 / 185; 4096^3 262 / 188 / 333;
-    1024x1024x1000 15.5 / 18.1 / 12.2 (torch 11.2).
+
+def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
+              a_columns: bool = False) -> MMConfig:
+    """The tile configuration for an (m, k) @ (k, n) product in `dtype`; `a_columns`: A is
+    stored column by column (a transposed operand read in place).
+
+    From one H100 sweep of 80 shapes x up to 80 configurations (2026-11-26, device time,
+    benchmarks/bench_mm_tiles.py; x torch in brackets): fp32 (3xTF32) row-major, 32x128 tiles
+    beat 128x64 almost everywhere (307x2048x6680 split 4 1.04 vs 0.48, 6795x362x700 1.12 vs
+    0.66, 4096^3 1.04 vs 1.05); 16-bit with two waves of tiles and a long K, 128x256 tiles
+    (3557x2048x2344 0.79 vs 128x128 0.52; 1961x4096x7856 0.91 vs 0.64); K under one tile,
+    the tile's K cut to fit (8192x2047x13 bf16 1.25 vs 0.29 with a 64-wide K tile); splitting
+    a grid of a wave or more costs more than it gains (4x32768x432 fp16 split 2 0.84, none
+    1.07), and fp32's 3-pass products gain from K splits up to about 4 programs per
+    multiprocessor (307x2048x6680 split 2 0.92, split 4 1.04). Then checked on the three
+    200-shape random sweeps of the same day, which kept fp32 A read down its columns and fp32
+    products of up to 16 rows on their earlier tiles (7x27146x2047 fp32: 16x128 0.95x torch,
+    16x64 0.46x).
     """
     wide = dtype.itemsize == 2
     # a K shorter than one tile: the smallest tile that holds it (K=30 wasted half of 64)
     bk = min(64 if wide else 32, max(16, int(triton.next_power_of_2(k))))
-    tiles_128 = triton.cdiv(m, 128) * triton.cdiv(n, 128)
-    if m <= 16:
-        # a few rows against a long K: up to 32 programs per output tile (4x449x16384 bf16:
-        # 4 tiles, 0.25x torch with 8)
-        cfg, max_split = MMConfig(16, 128, bk, 4, 4), 32
-    elif m <= 64:
-        # split 2 is best with 128 tiles (64x8192x8192 fp16: split 2 49.5 us, split 5 64.0);
-        # a grid of a few tiles needs more (37x1607x1560 fp16: 13 tiles, 0.17x torch with 2)
-        tiles = triton.cdiv(n, 128)
-        cfg, max_split = MMConfig(64, 128, bk, 4, 4), 2 if tiles >= FEW_TILES else 16
-    elif not wide:
-        # 256x2049x2048 fp32: 66 tiles, half the SMs idle, 0.47x torch unsplit
+    if not wide and m > 16 and not a_columns:
+        cfg = MMConfig(32, 128, bk, 4, 4)
+        tiles = triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n)
+        if tiles >= TARGET_PROGRAMS:
+            return cfg
+        return _split(cfg, m, n, k, 2 * TARGET_PROGRAMS, 32, 2 * bk)
+    if not wide and m > 64:
+        # A read down its columns: 128x64 tiles (2161x1025x16384 fp32 t 0.72x torch, 32x128
+        # 0.61x), K split under one wave (256x2049x2048: 66 tiles, 0.47x torch unsplit)
         cfg = MMConfig(128, 64, bk, 4, 4)
         tiles = triton.cdiv(m, 128) * triton.cdiv(n, 64)
-        # 106x256x14914 fp32: 4 tiles, split 4, 0.15x torch; a handful of tiles needs more
-        max_split = (16 if tiles < FEW_TILES // 4 else 4) if tiles < ONE_WAVE else 1
-    elif tiles_128 < SMALL_GRID:
-        # under 2 waves of 128x128 tiles, half-height tiles keep more SMs busy (8192x384x2048
-        # bf16: 192 tiles of 128x128, 0.38x torch); a grid under half the SMs also splits K
-        # (73x2047x4096 bf16: 32 tiles, 0.56x torch unsplit)
-        cfg = MMConfig(64, 128, bk, 4, 4)
-        max_split = 4 if triton.cdiv(m, 64) * triton.cdiv(n, 128) < FEW_TILES else 1
-    elif tiles_128 >= WIDE_GRID:
-        cfg, max_split = MMConfig(128, 256, 64, 8, 3), 1
-    else:
-        cfg, max_split = MMConfig(128, 128, 64, 8, 3), 1
-    tiles = triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n)
-    # Only skinny products and grids under half the SMs split K: for squares the partial
-    # sums cost more than idle SMs. Each split keeps at least two K tiles.
-    if max_split > 1 and tiles < TARGET_PROGRAMS:
-        split = min(triton.cdiv(TARGET_PROGRAMS, tiles), k // (2 * cfg.block_k), max_split)
-        if split > 1:
-            cfg = MMConfig(cfg.block_m, cfg.block_n, cfg.block_k, cfg.warps, cfg.stages,
-                           cfg.group_m, split)
-    return cfg
+        if tiles >= ONE_WAVE:
+            return cfg
+        return _split(cfg, m, n, k, TARGET_PROGRAMS, 16 if tiles < FEW_TILES // 4 else 4,
+                      2 * bk)
+    if m <= 64:
+        # a few rows against a long K: split K unless the grid fills a wave (4x449x16384 bf16:
+        # 4 tiles, 0.25x torch with 8 parts; 64x8192x8192 fp16: 128 tiles, split 2 49.5 us,
+        # split 5 64.0 on an H200)
+        cfg = MMConfig(16 if m <= 16 else 32 if m <= 32 else 64, 128, bk, 4, 4)
+        tiles = triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n)
+        # fp32's three passes still gain from a split at a wave of tiles (7x27146x2047: 213
+        # tiles, split 2 0.95x torch, unsplit 0.47x); 16-bit ones do not (4x32768x432 fp16:
+        # 256 tiles, split 2 0.84x, unsplit 1.07x)
+        if tiles >= (ONE_WAVE if wide else TARGET_PROGRAMS):
+            return cfg
+        if m > 32 and tiles >= FEW_TILES:
+            return _split(cfg, m, n, k, TARGET_PROGRAMS, 2, 2 * bk)
+        return _split(cfg, m, n, k, TARGET_PROGRAMS, 32 if m <= 16 else 16, 2 * bk)
+    if k <= SHORT_K:
+        # the product is its output's write: mid-sized tiles (8192x2047x13 bf16 64x128 1.25,
+        # 128x256 1.16; 16384x4097x2 fp16 1.08 / 1.09; over 3 random sweeps 41 of 49 such
+        # 16-bit shapes at torch's speed, 29 with 128-row tiles)
+        return MMConfig(64, 128, bk, 4, 4)
+    tiles_128 = triton.cdiv(m, 128) * triton.cdiv(n, 128)
+    if tiles_128 >= TWO_WAVES:
+        if (k >= LONG_K or tiles_128 >= WIDE_GRID) and not a_columns:
+            # 2048x8192x1449 bf16: 1024 tiles, 128x256 3.57x torch, 128x128 2.62x
+            return MMConfig(128, 256, 64, 8, 3)
+        # 4096^3 bf16, both operands transposed: 128x128 0.78, 128x256 0.70
+        return MMConfig(128, 128, 64, 8, 3)
+    # under two waves of 128x128 tiles, half-height tiles keep more SMs busy (8192x384x2048
+    # bf16: 192 tiles of 128x128, 0.38x torch); a grid under half the SMs also splits a long K
+    # (73x2047x4096 bf16: 32 tiles, 0.56x torch unsplit; 128x384x8193 fp16 split 16 1.15)
+    cfg = MMConfig(64, 128, bk, 4, 4)
+    tiles = triton.cdiv(m, 64) * triton.cdiv(n, 128)
+    if tiles >= FEW_TILES or k < SPLIT_MIN_K:
+        return cfg
+    return _split(cfg, m, n, k, TARGET_PROGRAMS, 16, 4 * bk)
 
 
 @triton.jit
@@ -161,32 +198,49 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
 # plain multiply-and-sum kernel instead of the tile product with split K, which pays for a
 # second launch and an fp32 partials allocation that users see in every call.
 GEMV_BLOCK_R = 32
-GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is short
-GEMV_SHORT_K = 2048
+GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
 
 
 @dataclass(frozen=True)
 class GemvConfig:
-    """Tile of the matrix-vector kernel: BLOCK_R outputs per program, BLOCK_K of K a step."""
+    """Tile of the matrix-vector kernel: BLOCK_R outputs per program, BLOCK_K of K a step;
+    split_k > 1: K shared by that many programs per output block, their fp32 partial sums added
+    by a second launch."""
 
     block_r: int
     block_k: int
     warps: int
     stages: int
+    split_k: int = 1
 
 
-def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool) -> GemvConfig | None:
+def _gemv_split(cfg: GemvConfig, rows: int, k: int) -> GemvConfig:
+    """Too few output blocks to fill the device: fewer rows per program where the matrix's rows
+    run along K (no second launch), then K split (728x1x16384 fp32: 91 programs of 8 rows,
+    0.58x torch; 1x513x16384 fp32, rows along N: 65 programs, 0.42x)."""
+    while cfg.block_r > 1 and triton.cdiv(rows, cfg.block_r) < TARGET_PROGRAMS \
+            and cfg.block_r <= 8:
+        cfg = replace(cfg, block_r=cfg.block_r // 2)
+    programs = triton.cdiv(rows, cfg.block_r)
+    if programs >= TARGET_PROGRAMS:
+        return cfg
+    split = min(triton.cdiv(2 * TARGET_PROGRAMS, programs), k // (4 * cfg.block_k), 32)
+    return replace(cfg, split_k=split) if split > 1 else cfg
+
+
+def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool) -> GemvConfig:
     """The GEMV tile for `rows` outputs over `k` (`k_contiguous`: the matrix's rows run along
-    K), or None where split-K tiles do better. From one H100 sweep (2026-11-26, bf16, us;
+    K). From one H100 sweep (2026-11-26, bf16, us;
     torch in brackets): r-contiguous 8192x8192 32x256/4 60.7, 32x512/8 62.2 (59.4);
     14336x4096 32x128/4 55.3, 32x256 62.6 (56.0); 4096x14336 32x512/8 54.9, 32x256 66.6
     (54.8); 1001x30011 8x512 69.2, 32x256 170 (65.3); k-contiguous 8192x8192 8x512 59.6,
     32x256 62.7 (60.5)."""
-    if rows < GEMV_MIN_ROWS // 8 and k > GEMV_SHORT_K:
-        return None
     wide = dtype.itemsize == 2
-    if k_contiguous or rows < GEMV_MIN_ROWS:
-        return GemvConfig(8, 512 if wide else 256, 4, 3)
+    if k_contiguous:
+        return _gemv_split(GemvConfig(8, 512 if wide else 256, 4, 3), rows, k)
+    if rows < GEMV_MIN_ROWS:
+        # rows run along N: a program's rows are one contiguous stretch, so wide ones
+        return _gemv_split(GemvConfig(GEMV_BLOCK_R, 128, 4, 4), rows, k)
     if k >= 2 * rows:
         return GemvConfig(GEMV_BLOCK_R, 512 if wide else 256, 8, 3)
     if 2 * k <= rows:
@@ -195,35 +249,46 @@ def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool) -> Ge
 
 
 @triton.jit
-def _gemv_kernel(mat_ptr, vec_ptr, out_ptr, R, K, stride_r, stride_k, stride_v, stride_o,
-                 BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr, ALIGN_R: tl.constexpr,
-                 ALIGN_K: tl.constexpr):
+def _gemv_kernel(mat_ptr, vec_ptr, out_ptr, R, K, k_per_split, stride_r, stride_k, stride_v,
+                 stride_s, stride_o, BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr,
+                 ALIGN_R: tl.constexpr, ALIGN_K: tl.constexpr, SPLIT: tl.constexpr):
     stride_r = (stride_r // ALIGN_R) * ALIGN_R  # exact: tells the compiler it divides
     stride_k = (stride_k // ALIGN_K) * ALIGN_K  # exact: tells the compiler it divides
+    # Unsplit, K's start is a constant 0: computed from the program id instead, it cost
+    # 1x8191x4384 fp16 (rows along N) 1786 us where 54 us was the time before (H100).
+    if SPLIT:
+        split = tl.program_id(1)
+        k_lo = split * k_per_split
+        k_len = tl.minimum(k_lo + k_per_split, K) - k_lo
+        out_ptr += split.to(tl.int64) * stride_s
+    else:
+        k_lo = 0
+        k_len = K
     rr = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
     rk = tl.arange(0, BLOCK_K)
     r_mask = rr[:, None] < R
-    ptrs = mat_ptr + rr[:, None].to(tl.int64) * stride_r + rk[None, :].to(tl.int64) * stride_k
-    v_ptrs = vec_ptr + rk.to(tl.int64) * stride_v
+    ptrs = (mat_ptr + rr[:, None].to(tl.int64) * stride_r
+            + (k_lo + rk[None, :]).to(tl.int64) * stride_k)
+    v_ptrs = vec_ptr + (k_lo + rk).to(tl.int64) * stride_v
     acc = tl.zeros([BLOCK_R, BLOCK_K], dtype=tl.float32)
-    for _ in range(0, K // BLOCK_K):  # full tiles: no mask along K (vector loads)
+    for _ in range(0, k_len // BLOCK_K):  # full tiles: no mask along K (vector loads)
         m = tl.load(ptrs, mask=r_mask, other=0.0).to(tl.float32)
         v = tl.load(v_ptrs).to(tl.float32)
         acc += m * v[None, :]
         ptrs += BLOCK_K * stride_k
         v_ptrs += BLOCK_K * stride_v
-    k_left = K % BLOCK_K
+    k_left = k_len % BLOCK_K
     if k_left > 0:
         m = tl.load(ptrs, mask=r_mask & (rk[None, :] < k_left), other=0.0).to(tl.float32)
         v = tl.load(v_ptrs, mask=rk < k_left, other=0.0).to(tl.float32)
         acc += m * v[None, :]
     total = tl.sum(acc, axis=1)
-    tl.store(out_ptr + rr.to(tl.int64) * stride_o, total.to(out_ptr.dtype.element_ty),
-             mask=rr < R)
+    tl.store(out_ptr + rr.to(tl.int64) * stride_o,
+             total.to(out_ptr.dtype.element_ty), mask=rr < R)
 
 
 def gemv_into(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, cfg: GemvConfig) -> None:
-    """c = a @ b where a has one row or b one column, in one launch."""
+    """c = a @ b where a has one row or b one column: one launch, two with K split."""
     m, k = a.shape
     if m == 1:  # c[0, j] = sum_k a[0, k] * b[k, j]: rows of the matrix are b's columns
         mat, rows = b, b.shape[1]
@@ -231,11 +296,18 @@ def gemv_into(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, cfg: GemvConfig
     else:  # c[i, 0] = sum_k a[i, k] * b[k, 0]
         mat, rows = a, m
         s_r, s_k, vec, s_v, s_o = a.stride(0), a.stride(1), b, b.stride(0), c.stride(0)
+    k_per_split = triton.cdiv(triton.cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
+    splits = triton.cdiv(k, k_per_split)
+    dst = c if splits == 1 else torch.empty((splits, rows), dtype=torch.float32,
+                                             device=c.device)
+    s_s, s_o = (0, s_o) if splits == 1 else (rows, 1)
     kernel: Any = _gemv_kernel
-    kernel[(triton.cdiv(rows, cfg.block_r),)](
-        mat, vec, c, rows, k, s_r, s_k, s_v, s_o, BLOCK_R=cfg.block_r, BLOCK_K=cfg.block_k,
-        ALIGN_R=alignment(s_r), ALIGN_K=alignment(s_k), num_warps=cfg.warps,
-        num_stages=cfg.stages)
+    kernel[(triton.cdiv(rows, cfg.block_r), splits)](
+        mat, vec, dst, rows, k, k_per_split, s_r, s_k, s_v, s_s, s_o, BLOCK_R=cfg.block_r,
+        BLOCK_K=cfg.block_k, ALIGN_R=alignment(s_r), ALIGN_K=alignment(s_k),
+        SPLIT=splits > 1, num_warps=cfg.warps, num_stages=cfg.stages)
+    if splits > 1:
+        sum_partials(dst, splits, rows, c)
 
 
 def dot_precision(dtype: torch.dtype) -> str:
@@ -263,6 +335,22 @@ def _aligned(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     return padded, width
 
 
+def _pad_k(t: torch.Tensor, k_dim: int, k_to: int) -> tuple[torch.Tensor, int]:
+    """`t` copied in its own memory order with its K extent (dim `k_dim`) zero-padded to `k_to`
+    and its contiguous dim padded to 16 elements; (the copy, its contiguous length). Both
+    operands' pads must be zeros: an uninitialised pad could hold NaN, and 0 * NaN is NaN."""
+    shape = list(t.shape)
+    shape[k_dim] = k_to
+    inner = 0 if t.stride(0) == 1 and t.stride(1) != 1 else 1
+    width = triton.cdiv(shape[inner], 16) * 16
+    buf = torch.empty((shape[1 - inner], width), dtype=t.dtype, device=t.device)
+    padded = buf[:, :shape[1]] if inner == 1 else buf[:, :shape[0]].t()
+    k = t.shape[k_dim]
+    padded.narrow(k_dim, k, k_to - k).zero_()
+    padded.narrow(k_dim, 0, k).copy_(t)
+    return padded, width
+
+
 def _no_tail(a: torch.Tensor, b: torch.Tensor, k: int, block_k: int) -> bool:
     """Leave the masked K tail out of the compiled kernel: only where K divides into tiles, and
     only where that measured faster. H100, 2026-11-26, 4096^3, tail compiled in / left out:
@@ -276,8 +364,8 @@ def _no_tail(a: torch.Tensor, b: torch.Tensor, k: int, block_k: int) -> bool:
 def mm(a: torch.Tensor, b: torch.Tensor, *,
        config: MMConfig | GemvConfig | None = None) -> torch.Tensor:
     """a @ b for 2-D float tensors of one dtype (aten::mm); any strides (a transposed operand is
-    read in place). One row or one column of output takes the GEMV kernel where it has enough
-    outputs (`gemv_config`), else tiles picked by shape; `config` overrides either choice
+    read in place). One row or one column of output takes the GEMV kernel (`gemv_config`: K
+    split where the outputs are few), anything else tiles picked by shape (`mm_config`); `config` overrides either choice
     (tests, benchmarks: an MMConfig forces the tile kernel, a GemvConfig the GEMV kernel)."""
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"mm: shapes {tuple(a.shape)} and {tuple(b.shape)} do not multiply")
@@ -294,21 +382,22 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
     if k == 0:
         return c.zero_()
     if isinstance(config, GemvConfig) or (config is None and min(m, n) == 1):
-        k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
-        vec_cfg = (config if isinstance(config, GemvConfig)
-                   else gemv_config(max(m, n), k, a.dtype, k_contiguous))
-        if vec_cfg is None and m > 1:
-            # one output column: the tile path would not split K for m > 64 (a 264x1x8192
-            # fp32 product ran at 0.02x torch through it on an H100), so GEMV regardless
-            vec_cfg = GemvConfig(8, 512 if a.element_size() == 2 else 256, 4, 3)
-        if vec_cfg is not None and min(m, n) == 1:
-            gemv_into(c, a, b, vec_cfg)
-            return c
-        if isinstance(config, GemvConfig):
+        if min(m, n) != 1:
             raise ValueError(f"mm: a GemvConfig needs one row or one column, got {m}x{n}")
-    cfg = config if isinstance(config, MMConfig) else mm_config(m, n, k, a.dtype)
+        k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
+        gemv_into(c, a, b, config if isinstance(config, GemvConfig)
+                  else gemv_config(max(m, n), k, a.dtype, k_contiguous))
+        return c
+    cfg = config if isinstance(config, MMConfig) else mm_config(
+        m, n, k, a.dtype, a_columns=a.stride(0) == 1 and a.stride(1) != 1)
     m_load, n_load = m, n
-    if k > SHORT_K or a.numel() + b.numel() > SMALL_OPERANDS:
+    if cfg.pad_k and k % cfg.block_k:
+        k = triton.cdiv(k, cfg.block_k) * cfg.block_k
+        a, a_len = _pad_k(a, 1, k)
+        b, b_len = _pad_k(b, 0, k)
+        m_load = a_len if a.stride(0) == 1 else m
+        n_load = b_len if b.stride(1) == 1 else n
+    elif k > SHORT_K or a.numel() + b.numel() > SMALL_OPERANDS:
         # Skinny products (m <= 64) read B once and A hardly at all: only B is worth padding
         # (32x4095x8192 bf16: 0.21x torch with B's rows unaligned).
         if m > 64:

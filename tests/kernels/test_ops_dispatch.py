@@ -35,18 +35,25 @@ def test_gemv_one_launch_any_orientation_and_k_tail(m: int, n: int, k: int, dtyp
     if transposed:
         a, b = a.t().contiguous().t(), b.t().contiguous().t()
     # BLOCK_K 16: k = 19, 45, 70 leave a tail; k = 16 has none. BLOCK_R 8 leaves a row tail.
-    out = mm(a, b, config=GemvConfig(8, 16, 4, 1))
-    assert_close("mm", out, a.double() @ b.double(), k)
+    # Split in 3, K's parts are 16-32 long, the last one shorter or empty.
+    for split in (1, 3):
+        out = mm(a, b, config=GemvConfig(8, 16, 4, 1, split_k=split))
+        assert_close("mm", out, a.double() @ b.double(), k)
 
 
 def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torch.device) -> None:
-    assert gemv_config(8192, 8192, torch.bfloat16, k_contiguous=False) is not None
-    assert gemv_config(8192, 8192, torch.bfloat16, k_contiguous=True) is not None
-    # a few outputs over a long K: split K across programs instead
-    assert gemv_config(100, 30000, torch.bfloat16, k_contiguous=False) is None
-    # ... which only one output row has: one output column over a long K stays GEMV
+    assert gemv_config(8192, 8192, torch.bfloat16, k_contiguous=False).split_k == 1
+    assert gemv_config(8192, 8192, torch.bfloat16, k_contiguous=True).split_k == 1
+    # a few outputs over a long K: K split across programs
+    assert gemv_config(100, 30000, torch.bfloat16, k_contiguous=False).split_k > 1
+    # rows along K: fewer rows per program first (one launch), then a split
+    few = gemv_config(728, 16384, torch.float32, k_contiguous=True)
+    assert few.block_r < 8 and few.split_k == 1
+    assert gemv_config(100, 16384, torch.float32, k_contiguous=True).split_k > 1
+    # one output column over a long K, and one output row, as GEMV (split)
     a, v = seeded_randn(70, 3000, device=device), seeded_randn(3000, 1, seed=1, device=device)
     assert_close("mm", mm(a, v), a.double() @ v.double(), 3000)
+    assert_close("mm", mm(v.t(), a.t()), v.double().t() @ a.double().t(), 3000)
     a, b = seeded_randn(3, 8, device=device), seeded_randn(8, 4, seed=1, device=device)
     with pytest.raises(ValueError, match="GemvConfig"):
         mm(a, b, config=GemvConfig(8, 16, 4, 1))
@@ -73,7 +80,7 @@ def test_mm_tile_rules_split_small_grids_and_drop_the_k_tail_where_measured() ->
     from flagbot.kernels.ops.mm import _no_tail, mm_config
 
     bf16 = torch.bfloat16
-    assert mm_config(73, 2047, 4096, bf16).split_k == 4  # 32 tiles: under half the SMs
+    assert mm_config(73, 2047, 4096, bf16).split_k > 1  # 32 tiles: under half the SMs
     assert mm_config(1024, 1024, 1000, bf16).split_k == 1  # 128 tiles: no partial sums
     assert mm_config(4096, 4096, 4096, bf16).block_n == 256
     assert mm_config(1999, 1999, 999, bf16).block_m == 128
@@ -93,6 +100,40 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     assert mm_config(256, 2049, 2048, f32).split_k == 4  # fp32, 66 tiles: under one wave
     assert mm_config(8192, 384, 2048, torch.bfloat16).block_m == 64  # under two waves
     assert mm_config(2048, 929, 30, f16).block_k == 32  # the smallest K tile holding K
+    assert mm_config(8192, 2047, 13, torch.bfloat16).block_k == 16  # large grids too
+    assert mm_config(4, 32768, 432, f16).split_k == 1  # a wave of tiles: no partial sums
+    assert mm_config(1288, 257, 637, torch.bfloat16).split_k == 1  # K too short to split
+    assert mm_config(307, 2048, 6680, f32).block_m == 32  # fp32: 32x128 tiles ...
+    assert mm_config(307, 2048, 6680, f32).split_k == 4  # ... up to 4 programs an SM
+    assert mm_config(3557, 2048, 2344, torch.bfloat16).block_n == 256  # 2 waves, long K
+    assert mm_config(4096, 4096, 4096, torch.bfloat16, a_columns=True).block_n == 128
+    cols = mm_config(2161, 1025, 16383, f32, a_columns=True)  # fp32 A read down columns
+    assert (cols.block_m, cols.block_n) == (128, 64)
+    few_rows = mm_config(7, 27146, 2047, f32)  # a few fp32 rows: 16x128, split at a wave
+    assert few_rows.block_n == 128 and few_rows.split_k == 2
+    assert mm_config(2048, 8192, 1449, torch.bfloat16).block_n == 256  # ~4 waves, any K
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("m", "n", "k"), [(33, 40, 27), (70, 19, 45), (17, 33, 16)])
+@pytest.mark.parametrize("layout", ["contiguous", "a_t", "b_t", "both_t"])
+def test_mm_padded_k_copies(m: int, n: int, k: int, dtype: torch.dtype, layout: str,
+                            device: torch.device) -> None:
+    from flagbot.kernels.ops.mm import _pad_k
+
+    a = seeded_randn(m, k, dtype=dtype, device=device)
+    b = seeded_randn(k, n, dtype=dtype, seed=1, device=device)
+    if layout in ("a_t", "both_t"):
+        a = a.t().contiguous().t()
+    if layout in ("b_t", "both_t"):
+        b = b.t().contiguous().t()
+    padded, width = _pad_k(a, 1, 48)
+    assert padded.shape == (m, 48) and torch.equal(padded[:, :k], a)
+    assert not padded[:, k:].any()  # zeros: 0 * NaN from an uninitialised pad would be NaN
+    assert (padded.stride(0) == 1) == (a.stride(0) == 1) and width % 16 == 0
+    for config in (MMConfig(16, 32, 16, 4, 1, pad_k=True),
+                   MMConfig(32, 16, 16, 4, 1, split_k=2, pad_k=True)):
+        assert_close("mm", mm(a, b, config=config), a.double() @ b.double(), k)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
