@@ -1,0 +1,180 @@
+"""mm tile configurations against each other, shape by shape, on an accelerator.
+
+Run (flagbot installed): python benchmarks/bench_mm_tiles.py [--results FILE] [--below R]
+      [--limit N] [--shapes MxNxK:dtype[:layout],...] [--workers W] [--json OUT]
+For each shape (by default the mm rows of a bench_kernels results file under `--below` times
+torch, plus the fixed sweep's mm rows as guards), times torch, the shape-picked configuration
+and every configuration of a grid (tile shapes, K splits, K padding), launch-inclusive and
+stall-hidden, interleaved as bench_kernels times rows; prints per shape the best configuration
+and its ratio to torch, and writes every time to the JSON file. Compilation runs first in
+`--workers` processes (one compiled kernel per configuration and shape specialisation), so the
+timing pass finds every kernel in Triton's cache. mm's shape rules (`mm_config`) come from
+such a run; a vendor's own card may well want others.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import multiprocessing
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+import triton
+
+from flagbot.kernels.device import Device, resolve
+from flagbot.kernels.ops.mm import MMConfig, mm, mm_config
+from flagbot.kernels.spec import Case
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_kernels  # noqa: E402 - the benchmark's own folder, found by path
+
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+REPS = 8
+
+
+def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
+    """Every configuration tried for one shape: tile shapes that fit the product, each with the
+    K splits that leave at least two K tiles a split and no more than ~4 programs per SM, and
+    with K padded where K does not divide into tiles."""
+    wide = dtype.itemsize == 2
+    bk = min(64 if wide else 32, max(16, int(triton.next_power_of_2(k))))
+    tiles = ([(128, 256, 8, 3), (128, 128, 8, 3), (128, 128, 4, 4), (64, 128, 4, 4),
+              (128, 64, 4, 4), (64, 64, 4, 4), (64, 256, 8, 3), (32, 128, 4, 4), (16, 128, 4, 4),
+              (32, 64, 4, 4)] if wide else
+             [(128, 64, 4, 4), (128, 128, 8, 3), (64, 128, 4, 4), (64, 64, 4, 4),
+              (32, 64, 4, 4), (16, 64, 4, 4), (32, 128, 4, 4)])
+    out: list[MMConfig] = []
+    for bm, bn, warps, stages in tiles:
+        if bm > max(16, 2 * triton.next_power_of_2(m)) or bn > max(64, 2 * triton.next_power_of_2(n)):
+            continue
+        count = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+        for split in (1, 2, 4, 8, 16, 32):
+            if split > 1 and (count * split > 4 * 264 or k // split < 2 * bk or count >= 264):
+                continue
+            out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split))
+            if k % bk and split <= 2:
+                out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split, pad_k=True))
+    return out or [mm_config(m, n, k, dtype)]
+
+
+def label(cfg: MMConfig) -> str:
+    return (f"{cfg.block_m}x{cfg.block_n}x{cfg.block_k}/w{cfg.warps}s{cfg.stages}"
+            f"/k{cfg.split_k}{'/pad' if cfg.pad_k else ''}")
+
+
+def parse_shape(text: str) -> tuple[Case, torch.dtype, str]:
+    parts = text.split(":")
+    dims = tuple(int(x) for x in parts[0].split("x"))
+    return Case(dims), DTYPES[parts[1] if len(parts) > 1 else "bfloat16"], \
+        parts[2] if len(parts) > 2 else "contiguous"
+
+
+def from_results(path: Path, below: float, limit: int) -> list[tuple[Case, torch.dtype, str]]:
+    """The mm rows of a bench_kernels results file under `below` times torch, worst first,
+    spread over the sweeps (every `step`-th so that `limit` rows cover the whole range)."""
+    opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as fh:
+        data = json.load(fh)
+    rows = [r for sweep in data.get("random", []) for r in sweep["rows"]] + data.get("rows", [])
+    bad = sorted((r for r in rows if r["op"] == "mm" and r.get("vs_torch") is not None
+                  and r["vs_torch"] < below), key=lambda r: r["vs_torch"])
+    step = max(1, len(bad) // max(1, limit))
+    return [(Case(tuple(int(x) for x in r["case"].split("x"))), DTYPES[r["dtype"]], r["layout"])
+            for r in bad[::step][:limit]]
+
+
+def guards() -> list[tuple[Case, torch.dtype, str]]:
+    return [(row.case, row.dtype, row.layout) for row in bench_kernels.SWEEP if row.op == "mm"]
+
+
+def _inputs(case: Case, dtype: torch.dtype, layout: str, dev: Device) -> tuple[Any, ...]:
+    row = bench_kernels.Row("mm", case, dtype, layout, memory_bound=False)
+    args, _ = bench_kernels.inputs(row, dev)
+    return args
+
+
+def _compile(jobs: list[tuple[tuple[int, ...], str, str]]) -> int:
+    """Worker: run every (shape, dtype, layout) once with each of its grid's configurations."""
+    dev = resolve(None)
+    done = 0
+    for dims, dtype_name, layout in jobs:
+        dtype = DTYPES[dtype_name]
+        a, b = _inputs(Case(dims), dtype, layout, dev)
+        for cfg in [None, *grid(*dims, dtype)]:
+            mm(a, b, config=cfg)
+            done += 1
+        del a, b
+        dev.synchronize()
+    return done
+
+
+def warm(shapes: list[tuple[Case, torch.dtype, str]], workers: int) -> float:
+    began = time.perf_counter()
+    jobs = [(c.shape, str(d)[6:], lay) for c, d, lay in shapes]
+    chunks = [jobs[i::workers] for i in range(workers)]
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        pool.map(_compile, [c for c in chunks if c])
+    return time.perf_counter() - began
+
+
+def time_shape(case: Case, dtype: torch.dtype, layout: str, dev: Device) -> dict[str, Any]:
+    a, b = _inputs(case, dtype, layout, dev)
+    m, n, k = case.shape
+    configs = {label(c): c for c in grid(m, n, k, dtype)}
+    fns: dict[str, Callable[[], Any]] = {"torch": lambda: torch.mm(a, b),
+                                         "picked": lambda: mm(a, b)}
+    for name, cfg in configs.items():
+        fns[name] = (lambda c: lambda: mm(a, b, config=c))(cfg)
+    bench_kernels.busy_warmup(dev, fns)
+    times, _ = bench_kernels.best_of_attempts(dev, fns, REPS)
+    launch = {k_: round(v["launch"], 2) for k_, v in times.items()}
+    best = min(configs, key=lambda name: launch[name])
+    return {"case": case.id, "dtype": str(dtype)[6:], "layout": layout,
+            "picked_config": label(mm_config(m, n, k, dtype)), "us": launch,
+            "device_us": {k_: round(v["device"], 2) for k_, v in times.items()},
+            "best": best, "vs_torch_picked": round(launch["torch"] / launch["picked"], 3),
+            "vs_torch_best": round(launch["torch"] / launch[best], 3)}
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--results", type=Path,
+                   default=Path(__file__).parent / "results" / "kernels-h100-2026-11-26.json.gz")
+    p.add_argument("--below", type=float, default=0.95)
+    p.add_argument("--limit", type=int, default=48)
+    p.add_argument("--shapes", help="MxNxK:dtype[:layout],... instead of the results file")
+    p.add_argument("--no-guards", action="store_true")
+    p.add_argument("--workers", type=int, default=14)
+    p.add_argument("--json", type=Path)
+    args = p.parse_args(list(argv) if argv is not None else None)
+    dev = resolve(None)
+    if not dev.timed:
+        print("bench_mm_tiles: needs an accelerator (nothing is timed on the interpreter)",
+              file=sys.stderr)
+        return 2
+    shapes = ([parse_shape(s) for s in args.shapes.split(",")] if args.shapes
+              else from_results(args.results, args.below, args.limit))
+    if not args.no_guards:
+        shapes += guards()
+    print(f"{len(shapes)} shapes; compiling in {args.workers} processes", flush=True)
+    print(f"compiled in {warm(shapes, args.workers):.0f} s", flush=True)
+    out: list[dict[str, Any]] = []
+    meta = bench_kernels.metadata(dev)
+    for case, dtype, layout in shapes:
+        r = time_shape(case, dtype, layout, dev)
+        out.append(r)
+        if args.json:  # after every shape: a run cut off keeps what it measured
+            args.json.write_text(json.dumps({"device": meta, "rows": out}))
+        print(f"{r['case']:>18} {r['dtype']:9} {r['layout']:10} torch {r['us']['torch']:8.1f} "
+              f"picked {r['vs_torch_picked']:5.2f} ({r['picked_config']}) "
+              f"best {r['vs_torch_best']:5.2f} ({r['best']})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

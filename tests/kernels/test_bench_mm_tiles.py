@@ -1,0 +1,83 @@
+"""benchmarks/bench_mm_tiles.py off the GPU: every configuration of its grid computes the right
+product (interpreted kernels), a shape is timed through the device's own module, and the
+shapes come from a real results file. The sweep itself needs an accelerator."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+
+from flagbot.kernels.ops.mm import mm
+from flagbot.kernels.spec import Case
+
+from .closeness import assert_close, seeded_randn
+from .standin import forbid_cuda, standin_device
+
+ROOT = Path(__file__).resolve().parents[2]
+cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
+                              reason="stand-in timing runs interpreted kernels on CPU tensors")
+
+
+@pytest.fixture(scope="module")
+def tiles() -> ModuleType:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("bench_mm_tiles",
+                                                  ROOT / "benchmarks" / "bench_mm_tiles.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_grid_fits_the_product(tiles: ModuleType) -> None:
+    big = tiles.grid(4096, 4096, 4095, torch.bfloat16)
+    assert any(c.block_n == 256 for c in big) and any(c.pad_k for c in big)
+    assert all(c.split_k == 1 for c in big)  # 1024 tiles: nothing to split
+    skinny = tiles.grid(5, 300, 16384, torch.float32)
+    assert all(c.block_m <= 16 for c in skinny) and max(c.split_k for c in skinny) == 32
+    assert all(c.block_k == 32 for c in skinny)
+    assert tiles.grid(3, 5, 7, torch.float16)  # nothing fits: the shape-picked one stands in
+    assert len({tiles.label(c) for c in big}) == len(big)
+
+
+@cpu_only
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_every_config_of_a_small_grid_is_exact(tiles: ModuleType, dtype: torch.dtype) -> None:
+    m, n, k = 20, 70, 300  # K leaves a tail and splits; partial row and column tiles
+    a = seeded_randn(m, k, dtype=dtype)
+    b = seeded_randn(k, n, dtype=dtype, seed=1)
+    configs = tiles.grid(m, n, k, dtype)
+    assert any(c.pad_k for c in configs) and any(c.split_k > 1 for c in configs)
+    for cfg in configs:
+        assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
+
+
+@cpu_only
+def test_a_shape_is_timed_through_the_device_module(tiles: ModuleType,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    called = forbid_cuda(monkeypatch)
+    r = tiles.time_shape(Case((20, 70, 45)), torch.float32, "t", standin_device())
+    assert called == []
+    assert {"torch", "picked", r["best"]} <= set(r["us"]) and r["best"] != "picked"
+    assert r["vs_torch_best"] > 0 and r["picked_config"].startswith(("16x", "32x", "64x"))
+
+
+def test_shapes_come_from_a_results_file_and_the_command_line(tiles: ModuleType) -> None:
+    results = ROOT / "benchmarks" / "results" / "kernels-h100-2026-11-26.json.gz"
+    picked = tiles.from_results(results, 0.5, 10)
+    assert 1 <= len(picked) <= 10
+    assert all(isinstance(c, Case) and len(c.shape) == 3 for c, _, _ in picked)
+    assert tiles.parse_shape("33x40x24:float16:t") == (Case((33, 40, 24)), torch.float16, "t")
+    assert tiles.guards() and all(len(c.shape) == 3 for c, _, _ in tiles.guards())
+
+
+@cpu_only
+def test_without_an_accelerator_it_exits_2(tiles: ModuleType,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    assert tiles.main(["--shapes", "8x8x8"]) == 2
+    assert "needs an accelerator" in capsys.readouterr().err
