@@ -21,6 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
+from flagbot.kernels.ops._host import cdiv, next_power_of_2
 from flagbot.kernels.ops._layout import is_dense
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -147,9 +148,9 @@ def _launch_strided(out: torch.Tensor, operands: list[torch.Tensor], sizes: list
         for s in strides:
             s.insert(0, 0)
     d0, d1, d2 = sizes
-    block_c = min(int(triton.next_power_of_2(d2)), 1024)
-    block_r = max(1, min(TILE // block_c, int(triton.next_power_of_2(d1))))
-    tiles_r, tiles_c = triton.cdiv(d1, block_r), triton.cdiv(d2, block_c)
+    block_c = min(next_power_of_2(d2), 1024)
+    block_r = max(1, min(TILE // block_c, next_power_of_2(d1)))
+    tiles_r, tiles_c = cdiv(d1, block_r), cdiv(d2, block_c)
     x, y = operands[0], operands[-1]
     sx, sy = strides[0], strides[-1]
     kernel: Any = _strided_kernel
@@ -176,8 +177,8 @@ def pointwise(op: str, operands: list[torch.Tensor], *, alpha: float = 1.0,
         if n:
             x, y = operands[0], operands[-1]
             kernel: Any = _flat_kernel
-            kernel[(triton.cdiv(n, elems),)](x, y, out, n, alpha, OP=op, BINARY=binary,
-                                             BLOCK=elems, num_warps=warps)
+            kernel[(cdiv(n, elems),)](x, y, out, n, alpha, OP=op, BINARY=binary,
+                                      BLOCK=elems, num_warps=warps)
         return out
     out = torch.empty(shape, dtype=dtype, device=operands[0].device)
     if out.numel() == 0:

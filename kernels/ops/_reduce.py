@@ -11,6 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
+from flagbot.kernels.ops._host import cdiv, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation
 from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.spec import Case, Inputs, OpSpec, numel, randn
@@ -99,11 +100,11 @@ def normalize_dim(x: torch.Tensor, dim: int | Sequence[int]) -> int:
 
 def _splits(programs: int, r: int, block_r: int, forced: int | None) -> int:
     if forced is not None:
-        return max(1, min(forced, int(triton.cdiv(r, block_r))))
+        return max(1, min(forced, int(cdiv(r, block_r))))
     if programs >= TARGET_PROGRAMS:
         return 1
     # Each split keeps at least 4 tiles of R, so partial sums stay a small fraction of the input.
-    return max(1, min(int(triton.cdiv(TARGET_PROGRAMS, programs)), r // (4 * block_r)))
+    return max(1, min(int(cdiv(TARGET_PROGRAMS, programs)), r // (4 * block_r)))
 
 
 def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Tensor,
@@ -113,12 +114,12 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
     kernel: Any
     if inner == 1:
         stride = r if row_stride is None else row_stride
-        block_r = min(int(triton.next_power_of_2(r)), TILE)
+        block_r = min(next_power_of_2(r), TILE)
         rows = max(1, TILE // block_r)
-        grid_rows = triton.cdiv(outer, rows)
+        grid_rows = cdiv(outer, rows)
         n_split = _splits(grid_rows, r, block_r, splits)
-        chunk = triton.cdiv(triton.cdiv(r, n_split), block_r) * block_r
-        n_split = triton.cdiv(r, chunk)
+        chunk = cdiv(cdiv(r, n_split), block_r) * block_r
+        n_split = cdiv(r, chunk)
         dst = out if n_split == 1 else torch.empty((n_split, outer), dtype=torch.float32,
                                                    device=src.device)
         kernel = _sum_rows_kernel
@@ -130,18 +131,18 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
     elif r <= SHORT_R and outer > 1 and splits is None:
         total = outer * inner
         # few outputs: smaller blocks, so that they still spread over the SMs
-        block = max(128, min(SHORT_BLOCK, int(triton.next_power_of_2(total // 264 + 1))))
+        block = max(128, min(SHORT_BLOCK, next_power_of_2(total // 264 + 1)))
         kernel = _sum_short_kernel
-        kernel[(triton.cdiv(total, block),)](src, out, r, inner, total, scale, BLOCK=block,
-                                             num_warps=4)
+        kernel[(cdiv(total, block),)](src, out, r, inner, total, scale, BLOCK=block,
+                                      num_warps=4)
         return
     else:
-        block_i = min(int(triton.next_power_of_2(inner)), 128)
-        block_r = min(int(triton.next_power_of_2(r)), max(1, TILE // block_i))
-        tiles_i = triton.cdiv(inner, block_i)
+        block_i = min(next_power_of_2(inner), 128)
+        block_r = min(next_power_of_2(r), max(1, TILE // block_i))
+        tiles_i = cdiv(inner, block_i)
         n_split = _splits(outer * tiles_i, r, block_r, splits)
-        chunk = triton.cdiv(triton.cdiv(r, n_split), block_r) * block_r
-        n_split = triton.cdiv(r, chunk)
+        chunk = cdiv(cdiv(r, n_split), block_r) * block_r
+        n_split = cdiv(r, chunk)
         total = outer * inner
         dst = out if n_split == 1 else torch.empty((n_split, total), dtype=torch.float32,
                                                    device=src.device)

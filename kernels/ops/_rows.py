@@ -18,6 +18,7 @@ import torch
 import triton
 import triton.language as tl
 
+from flagbot.kernels.ops._host import cdiv, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
 from flagbot.kernels.ops._rows_split import SPLIT_BLOCK, softmax_split_rows, split_chunks
 
@@ -33,7 +34,7 @@ FEW_COLUMN_PROGRAMS, LONG_COLUMNS = 32, 8192  # below / above these: copy, then 
 
 def row_block(n: int) -> int:
     """The power-of-two tile that holds a row of `n` elements."""
-    return int(triton.next_power_of_2(n))
+    return next_power_of_2(n)
 
 
 def row_warps(block: int) -> int:
@@ -163,8 +164,8 @@ def _softmax_cols_kernel(x_ptr, out_ptr, r, inner, tiles_i, LOG: tl.constexpr,
 def cols_block(outer: int, inner: int) -> int:
     """Columns per program when reducing over an earlier dim: up to 64 for long coalesced
     segments, fewer (down to 16) when that would leave too few programs to fill the GPU."""
-    block = min(int(triton.next_power_of_2(inner)), 64)
-    while block > 16 and outer * triton.cdiv(inner, block) < COLS_PROGRAMS:
+    block = min(next_power_of_2(inner), 64)
+    while block > 16 and outer * cdiv(inner, block) < COLS_PROGRAMS:
         block //= 2
     return block
 
@@ -208,7 +209,7 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
         inner *= size
     if inner == 1:
         _launch_rows(src.view(-1, r), out, log, max_row_block)
-    elif (src.numel() // (r * inner)) * triton.cdiv(inner, 64) < FEW_COLUMN_PROGRAMS \
+    elif (src.numel() // (r * inner)) * cdiv(inner, 64) < FEW_COLUMN_PROGRAMS \
             and r >= LONG_COLUMNS:
         # A few columns down a long dim (softmax along the rows of a transposed [11, 200064]
         # tensor): the column kernel would give one program per 64 columns, each walking the
@@ -221,8 +222,8 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
     else:
         outer = src.numel() // (r * inner)
         block_i = cols_block(outer, inner)
-        block_r = min(int(triton.next_power_of_2(r)), max(1, ROW_TILE // block_i))
-        tiles_i = triton.cdiv(inner, block_i)
+        block_r = min(next_power_of_2(r), max(1, ROW_TILE // block_i))
+        tiles_i = cdiv(inner, block_i)
         kernel: Any = _softmax_cols_kernel
         kernel[(outer * tiles_i,)](src, out, r, inner, tiles_i, LOG=log, BLOCK_R=block_r,
                                    BLOCK_I=block_i, ONE_TILE=r <= block_r,
@@ -237,9 +238,9 @@ def _launch_rows(view: torch.Tensor, out: torch.Tensor, log: bool, max_row_block
     if block <= max_row_block:
         rows = rows_of(block)
         kernel = _softmax_rows_kernel
-        kernel[(triton.cdiv(m, rows),)](view, out, m, n, view.stride(0), LOG=log, BLOCK_N=block,
-                                        ROWS=rows, ALIGN=alignment(n, view.stride(0)),
-                                        num_warps=row_warps(block * rows))
+        kernel[(cdiv(m, rows),)](view, out, m, n, view.stride(0), LOG=log, BLOCK_N=block,
+                                 ROWS=rows, ALIGN=alignment(n, view.stride(0)),
+                                 num_warps=row_warps(block * rows))
     elif (chunk := split_chunks(m, n, min(SPLIT_BLOCK, max_row_block))) < n:
         # fewer rows than the GPU has room for: chunks of each row go to separate programs
         softmax_split_rows(view, out, log, alignment(n, view.stride(0)), chunk,
@@ -356,10 +357,10 @@ def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
     if block <= max_row_block:
         rows = rows_of(block)
         kernel = _norm_rows_kernel
-        kernel[(triton.cdiv(m, rows),)](view, w, b, out, m, n, view.stride(0), eps, **flags,
-                                        BLOCK_N=block, ROWS=rows,
-                                        ALIGN=alignment(n, view.stride(0)),
-                                        num_warps=row_warps(block * rows))
+        kernel[(cdiv(m, rows),)](view, w, b, out, m, n, view.stride(0), eps, **flags,
+                                 BLOCK_N=block, ROWS=rows,
+                                 ALIGN=alignment(n, view.stride(0)),
+                                 num_warps=row_warps(block * rows))
     else:
         tile = min(LONG_BLOCK, max_row_block)
         kernel = _norm_long_kernel

@@ -18,6 +18,8 @@ import torch
 import triton
 import triton.language as tl
 
+from flagbot.kernels.ops._host import cdiv, next_power_of_2
+
 SPLIT_TARGET = 528  # programs wanted: four per multiprocessor on a 132-SM part
 SPLIT_BLOCK, SPLIT_WARPS = 4096, 8
 MIN_CHUNK_TILES = 2  # a chunk is at least this many tiles, so the statistics stay negligible
@@ -84,11 +86,11 @@ def _chunk_out_kernel(x_ptr, part_ptr, out_ptr, n, stride_row, chunk, chunks,
 def split_chunks(m: int, n: int, block: int = SPLIT_BLOCK) -> int:
     """Chunk length (a multiple of `block`) for m rows of n elements; n itself when splitting
     would not add programs (enough rows already, or rows of few tiles)."""
-    tiles = triton.cdiv(n, block)
-    per_row = min(triton.cdiv(SPLIT_TARGET, max(m, 1)), tiles // MIN_CHUNK_TILES)
+    tiles = cdiv(n, block)
+    per_row = min(cdiv(SPLIT_TARGET, max(m, 1)), tiles // MIN_CHUNK_TILES)
     if per_row <= 1:
         return n
-    return int(triton.cdiv(tiles, per_row)) * block
+    return int(cdiv(tiles, per_row)) * block
 
 
 def softmax_split_rows(view: torch.Tensor, out: torch.Tensor, log: bool, align: int,
@@ -96,13 +98,13 @@ def softmax_split_rows(view: torch.Tensor, out: torch.Tensor, log: bool, align: 
     """softmax (or log_softmax) of each row of `view` (rows contiguous) into `out`, each row
     cut into chunks of `chunk` elements (a multiple of `block`)."""
     m, n = view.shape
-    chunks = triton.cdiv(n, chunk)
+    chunks = cdiv(n, chunk)
     parts = torch.empty((m, chunks, 2), dtype=torch.float32, device=view.device)
     kernel: Any = _chunk_stats_kernel
     kernel[(m, chunks)](view, parts, n, view.stride(0), chunk, chunks, BLOCK_N=block,
                         ALIGN=align, num_warps=SPLIT_WARPS)
     kernel = _chunk_out_kernel
     kernel[(m, chunks)](view, parts, out, n, view.stride(0), chunk, chunks, LOG=log,
-                        BLOCK_N=block, CHUNKS=max(2, int(triton.next_power_of_2(chunks))),
+                        BLOCK_N=block, CHUNKS=max(2, next_power_of_2(chunks)),
                         ALIGN=align, num_warps=SPLIT_WARPS)
 

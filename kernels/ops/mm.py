@@ -11,6 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
+from flagbot.kernels.ops._host import cdiv, next_power_of_2
 from flagbot.kernels.ops._reduce import sum_partials
 from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.spec import NO_BF16, Case, Inputs, OpSpec, randn
@@ -55,8 +56,8 @@ def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
            min_k_per_split: int) -> MMConfig:
     """`cfg` with K split into up to `max_split` parts, enough for about `programs` programs,
     each part at least `min_k_per_split` long; unchanged where that leaves one part."""
-    tiles = triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n)
-    split = min(triton.cdiv(programs, tiles), k // min_k_per_split, max_split)
+    tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
+    split = min(cdiv(programs, tiles), k // min_k_per_split, max_split)
     return replace(cfg, split_k=split) if split > 1 else cfg
 
 
@@ -80,10 +81,10 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
     """
     wide = dtype.itemsize == 2
     # a K shorter than one tile: the smallest tile that holds it (K=30 wasted half of 64)
-    bk = min(64 if wide else 32, max(16, int(triton.next_power_of_2(k))))
+    bk = min(64 if wide else 32, max(16, next_power_of_2(k)))
     if not wide and m > 16 and not a_columns:
         cfg = MMConfig(32, 128, bk, 4, 4)
-        tiles = triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n)
+        tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
         if tiles >= TARGET_PROGRAMS:
             return cfg
         return _split(cfg, m, n, k, 2 * TARGET_PROGRAMS, 32, 2 * bk)
@@ -91,7 +92,7 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # A read down its columns: 128x64 tiles (2161x1025x16384 fp32 t 0.72x torch, 32x128
         # 0.61x), K split under one wave (256x2049x2048: 66 tiles, 0.47x torch unsplit)
         cfg = MMConfig(128, 64, bk, 4, 4)
-        tiles = triton.cdiv(m, 128) * triton.cdiv(n, 64)
+        tiles = cdiv(m, 128) * cdiv(n, 64)
         if tiles >= ONE_WAVE:
             return cfg
         return _split(cfg, m, n, k, TARGET_PROGRAMS, 16 if tiles < FEW_TILES // 4 else 4,
@@ -101,7 +102,7 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # 4 tiles, 0.25x torch with 8 parts; 64x8192x8192 fp16: 128 tiles, split 2 49.5 us,
         # split 5 64.0 on an H200)
         cfg = MMConfig(16 if m <= 16 else 32 if m <= 32 else 64, 128, bk, 4, 4)
-        tiles = triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n)
+        tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
         # fp32's three passes still gain from a split at a wave of tiles (7x27146x2047: 213
         # tiles, split 2 0.95x torch, unsplit 0.47x); 16-bit ones do not (4x32768x432 fp16:
         # 256 tiles, split 2 0.84x, unsplit 1.07x)
@@ -115,7 +116,7 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # 128x256 1.16; 16384x4097x2 fp16 1.08 / 1.09; over 3 random sweeps 41 of 49 such
         # 16-bit shapes at torch's speed, 29 with 128-row tiles)
         return MMConfig(64, 128, bk, 4, 4)
-    tiles_128 = triton.cdiv(m, 128) * triton.cdiv(n, 128)
+    tiles_128 = cdiv(m, 128) * cdiv(n, 128)
     if tiles_128 >= TWO_WAVES:
         if (k >= LONG_K or tiles_128 >= WIDE_GRID) and not a_columns:
             # 2048x8192x1449 bf16: 1024 tiles, 128x256 3.57x torch, 128x128 2.62x
@@ -126,7 +127,7 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
     # bf16: 192 tiles of 128x128, 0.38x torch); a grid under half the SMs also splits a long K
     # (73x2047x4096 bf16: 32 tiles, 0.56x torch unsplit; 128x384x8193 fp16 split 16 1.15)
     cfg = MMConfig(64, 128, bk, 4, 4)
-    tiles = triton.cdiv(m, 64) * triton.cdiv(n, 128)
+    tiles = cdiv(m, 64) * cdiv(n, 128)
     if tiles >= FEW_TILES or k < SPLIT_MIN_K:
         return cfg
     return _split(cfg, m, n, k, TARGET_PROGRAMS, 16, 4 * bk)
@@ -218,13 +219,13 @@ def _gemv_split(cfg: GemvConfig, rows: int, k: int) -> GemvConfig:
     """Too few output blocks to fill the device: fewer rows per program where the matrix's rows
     run along K (no second launch), then K split (728x1x16384 fp32: 91 programs of 8 rows,
     0.58x torch; 1x513x16384 fp32, rows along N: 65 programs, 0.42x)."""
-    while cfg.block_r > 1 and triton.cdiv(rows, cfg.block_r) < TARGET_PROGRAMS \
+    while cfg.block_r > 1 and cdiv(rows, cfg.block_r) < TARGET_PROGRAMS \
             and cfg.block_r <= 8:
         cfg = replace(cfg, block_r=cfg.block_r // 2)
-    programs = triton.cdiv(rows, cfg.block_r)
+    programs = cdiv(rows, cfg.block_r)
     if programs >= TARGET_PROGRAMS:
         return cfg
-    split = min(triton.cdiv(2 * TARGET_PROGRAMS, programs), k // (4 * cfg.block_k), 32)
+    split = min(cdiv(2 * TARGET_PROGRAMS, programs), k // (4 * cfg.block_k), 32)
     return replace(cfg, split_k=split) if split > 1 else cfg
 
 
@@ -296,13 +297,13 @@ def gemv_into(c: torch.Tensor, a: torch.Tensor, b: torch.Tensor, cfg: GemvConfig
     else:  # c[i, 0] = sum_k a[i, k] * b[k, 0]
         mat, rows = a, m
         s_r, s_k, vec, s_v, s_o = a.stride(0), a.stride(1), b, b.stride(0), c.stride(0)
-    k_per_split = triton.cdiv(triton.cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
-    splits = triton.cdiv(k, k_per_split)
+    k_per_split = cdiv(cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
+    splits = cdiv(k, k_per_split)
     dst = c if splits == 1 else torch.empty((splits, rows), dtype=torch.float32,
                                              device=c.device)
     s_s, s_o = (0, s_o) if splits == 1 else (rows, 1)
     kernel: Any = _gemv_kernel
-    kernel[(triton.cdiv(rows, cfg.block_r), splits)](
+    kernel[(cdiv(rows, cfg.block_r), splits)](
         mat, vec, dst, rows, k, k_per_split, s_r, s_k, s_v, s_s, s_o, BLOCK_R=cfg.block_r,
         BLOCK_K=cfg.block_k, ALIGN_R=alignment(s_r), ALIGN_K=alignment(s_k),
         SPLIT=splits > 1, num_warps=cfg.warps, num_stages=cfg.stages)
@@ -329,7 +330,7 @@ def _aligned(t: torch.Tensor) -> tuple[torch.Tensor, int]:
         return t, cols
     if t.stride(0) == 1 and t.stride(1) % per16 == 0:
         return t, rows
-    width = triton.cdiv(cols, 16) * 16
+    width = cdiv(cols, 16) * 16
     padded = torch.empty((rows, width), dtype=t.dtype, device=t.device)[:, :cols]
     padded.copy_(t)
     return padded, width
@@ -342,7 +343,7 @@ def _pad_k(t: torch.Tensor, k_dim: int, k_to: int) -> tuple[torch.Tensor, int]:
     shape = list(t.shape)
     shape[k_dim] = k_to
     inner = 0 if t.stride(0) == 1 and t.stride(1) != 1 else 1
-    width = triton.cdiv(shape[inner], 16) * 16
+    width = cdiv(shape[inner], 16) * 16
     buf = torch.empty((shape[1 - inner], width), dtype=t.dtype, device=t.device)
     padded = buf[:, :shape[1]] if inner == 1 else buf[:, :shape[0]].t()
     k = t.shape[k_dim]
@@ -392,7 +393,7 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         m, n, k, a.dtype, a_columns=a.stride(0) == 1 and a.stride(1) != 1)
     m_load, n_load = m, n
     if cfg.pad_k and k % cfg.block_k:
-        k = triton.cdiv(k, cfg.block_k) * cfg.block_k
+        k = cdiv(k, cfg.block_k) * cfg.block_k
         a, a_len = _pad_k(a, 1, k)
         b, b_len = _pad_k(b, 0, k)
         m_load = a_len if a.stride(0) == 1 else m
@@ -406,11 +407,11 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         b, b_len = _aligned(b)
         # a padded length bounds the loads only along the dim that is contiguous
         n_load = b_len if b.stride(1) == 1 else n
-    k_per_split = triton.cdiv(triton.cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
-    splits = triton.cdiv(k, k_per_split)
+    k_per_split = cdiv(cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
+    splits = cdiv(k, k_per_split)
     dst = c if splits == 1 else torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
     stride_s = 0 if splits == 1 else dst.stride(0)
-    grid = (triton.cdiv(m, cfg.block_m) * triton.cdiv(n, cfg.block_n), splits)
+    grid = (cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n), splits)
     kernel: Any = _mm_kernel
     kernel[grid](a, b, dst, m, n, k, k_per_split, a.stride(0), a.stride(1), b.stride(0),
                  b.stride(1), stride_s, dst.stride(-2), dst.stride(-1), m_load, n_load,

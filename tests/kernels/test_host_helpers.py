@@ -1,0 +1,34 @@
+"""The host-side integer helpers agree with Triton's own, which they replace on the launch path
+(kernels/ops/_host.py says why), and the benchmark that measures them runs."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import triton
+
+from flagbot.kernels.ops._host import cdiv, next_power_of_2
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_same_results_as_tritons_helpers() -> None:
+    for n in [*range(-5, 5000), 2**20 + 1, 2**31 - 1, 2**31, 2**40 - 3, 2**62]:
+        assert next_power_of_2(n) == triton.next_power_of_2(n), n
+    for x in range(0, 600):
+        for y in range(1, 70):
+            assert cdiv(x, y) == triton.cdiv(x, y), (x, y)
+    assert cdiv(2**40 + 1, 3) == triton.cdiv(2**40 + 1, 3)
+
+
+def test_the_planning_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "bench_host_plan", ROOT / "benchmarks" / "bench_host_plan.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.main(["--calls", "50"]) == 0
+    table = capsys.readouterr().out
+    assert "| _host.cdiv |" in table and "| mm_config 4096^3 fp16 |" in table
