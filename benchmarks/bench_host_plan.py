@@ -19,6 +19,7 @@ import torch
 import triton
 
 from flagbot.kernels.ops import _host
+from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.ops.mm import gemv_config, mm_config
 
 
@@ -36,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         ("_host.cdiv", lambda: _host.cdiv(2047, 64)),
         ("triton.next_power_of_2", lambda: triton.next_power_of_2(2047)),
         ("_host.next_power_of_2", lambda: _host.next_power_of_2(2047)),
+        ("alignment(4095, 8191)", lambda: alignment(4095, 8191)),
         ("mm_config 512x332x2048 fp16 (split K)", lambda: mm_config(512, 332, 2048, f16)),
         ("mm_config 4096^3 fp16", lambda: mm_config(4096, 4096, 4096, f16)),
         ("gemv_config 1001 rows, K 30011 (split K)",

@@ -51,10 +51,12 @@ def alignment(*values: int) -> int:
     that many elements. Kernels rewrite such a value as (v // ALIGN) * ALIGN, equal to v, which
     the compiler can see divides by ALIGN: vector accesses where Triton's own specialisation
     (divisibility by 16) does not apply, such as rows of 5000."""
-    align = 16
-    while align > 1 and any(v % align for v in values):
-        align //= 2
-    return align
+    bits = 0
+    for v in values:
+        bits |= v
+    # the lowest set bit of them all is the largest power of two dividing every value
+    # (0.24 us a call where trying 16, 8, 4, 2 took 0.7-1.7; mm states six of them a launch)
+    return min(16, bits & -bits) if bits else 16
 
 
 def rows_of(block: int) -> int:

@@ -32,3 +32,14 @@ def test_the_planning_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None
     assert module.main(["--calls", "50"]) == 0
     table = capsys.readouterr().out
     assert "| _host.cdiv |" in table and "| mm_config 4096^3 fp16 |" in table
+
+
+def test_alignment_is_the_largest_power_of_two_up_to_16_dividing_every_value() -> None:
+    from flagbot.kernels.ops._rows import alignment
+
+    for a in range(0, 70):
+        for b in range(0, 70):
+            want = next(p for p in (16, 8, 4, 2, 1) if a % p == 0 and b % p == 0)
+            assert alignment(a, b) == want, (a, b)
+    assert alignment(5000) == 8 and alignment(1080, 4096) == 8 and alignment(8191) == 1
+    assert alignment() == 16 and alignment(0) == 16 and alignment(-24) == 8
