@@ -150,14 +150,20 @@ class PyGithubClient:
         c.create_reaction(content)
         self.actions.append(Action("reaction.create", {"comment": comment_id, "content": content}))
 
-    def permission(self, login: str) -> str:
+    def _get_or_none(self, path: str) -> Any:
+        """The JSON of GET `path` under the repository, None where GitHub answers 404."""
         try:
-            _, data = self._repo.requester.requestJsonAndCheck(
-                "GET", f"{self._repo.url}/collaborators/{quote(login, safe='')}/permission")
+            _, data = self._repo.requester.requestJsonAndCheck("GET", f"{self._repo.url}/{path}")
         except GithubException as exc:
-            if is_not_found(exc):  # not a collaborator of a repository the user cannot see
-                return "none"
+            if is_not_found(exc):
+                return None
             raise
+        return data
+
+    def permission(self, login: str) -> str:
+        data = self._get_or_none(f"collaborators/{quote(login, safe='')}/permission")
+        if data is None:  # not a collaborator of a repository the user cannot see
+            return "none"
         role, legacy = data.get("role_name"), data.get("permission")
         # a custom role's name means nothing here; its base permission is in `permission`
         return str(role) if role in ROLES else str(legacy if legacy in ROLES else "none")
@@ -199,14 +205,8 @@ class PyGithubClient:
         return int(run_id) if isinstance(run_id, int) else None
 
     def workflow_run(self, run_id: int) -> dict[str, Any] | None:
-        try:
-            _, data = self._repo.requester.requestJsonAndCheck(
-                "GET", f"{self._repo.url}/actions/runs/{int(run_id)}")
-        except GithubException as exc:
-            if is_not_found(exc):
-                return None
-            raise
-        return dict(data)
+        data = self._get_or_none(f"actions/runs/{int(run_id)}")
+        return None if data is None else dict(data)
 
     def workflow_runs(self, workflow: str, event: str = "workflow_dispatch") -> list[dict[str, Any]]:
         _, data = self._repo.requester.requestJsonAndCheck(
@@ -252,13 +252,7 @@ class PyGithubClient:
     # -- git refs: the ciflow tags of tag dispatch ----------------------------------------------
 
     def git_ref(self, ref: str) -> str | None:
-        try:
-            _, data = self._repo.requester.requestJsonAndCheck(
-                "GET", f"{self._repo.url}/git/ref/{quote(ref, safe='/')}")
-        except GithubException as exc:
-            if is_not_found(exc):
-                return None
-            raise
+        data = self._get_or_none(f"git/ref/{quote(ref, safe='/')}")
         obj = (data or {}).get("object") or {}
         return str(obj.get("sha")) if isinstance(data, dict) and obj.get("sha") else None
 
