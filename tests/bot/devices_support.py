@@ -59,6 +59,14 @@ def deliver_pr(emu: Emulator, settings: Settings, repo: EmuRepo, number: int = 1
     return bot_for(settings).run(delivery, "pull_request", payload)
 
 
+def dispatched_run(emu: Emulator, settings: Settings, repo: EmuRepo) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Open the device PR and deliver it: (the PR, the one workflow run it started)."""
+    pr = open_device_pr(emu, repo)
+    deliver_pr(emu, settings, repo)
+    [run] = emu.workflow_runs(repo)
+    return pr, run
+
+
 def deliver_run(emu: Emulator, settings: Settings, repo: EmuRepo, run_id: int,
                 action: str = "completed", event: str = "workflow_run",
                 delivery: str | None = None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from tests.bot.devices_support import (
     deliver_pr,
     deliver_run,
     device_repo,
+    dispatched_run,
     dispatches,
     finish_run,
     kernel_runs,
@@ -123,9 +124,7 @@ def test_a_push_cancels_the_old_heads_run(emu, settings) -> None:
 def test_a_device_run_s_annotations_are_capped_like_every_check_run(emu, settings) -> None:
     settings = settings.with_overrides(max_annotations=2)
     repo = device_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     failing = [op(name, "fail", source=f"ops/{name}.py", reason="accurate; too slow", speedup=1.0)
                for name in ("softmax", "rms_norm", "mm", "log_softmax")]
     finish_run(emu, repo, run["id"], report(failing, exit_code=1), conclusion="failure")
@@ -137,9 +136,7 @@ def test_a_device_run_s_annotations_are_capped_like_every_check_run(emu, setting
 
 def test_a_finished_run_gives_the_verdict_table_and_annotations(emu, settings) -> None:
     repo = device_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     emu.set_workflow_run(repo, run["id"], "in_progress", labels=["self-hosted", "a_x100"])
     deliver_run(emu, settings, repo, run["id"], action="in_progress", event="workflow_job")
     assert kernel_runs(emu, repo, pr["head"]["sha"])[0]["status"] == "in_progress"
@@ -166,9 +163,7 @@ def test_a_finished_run_gives_the_verdict_table_and_annotations(emu, settings) -
 
 def test_a_passing_report_succeeds(emu, settings) -> None:
     repo = device_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     finish_run(emu, repo, run["id"], report([op("softmax")]))
     deliver_run(emu, settings, repo, run["id"])
     [check] = kernel_runs(emu, repo, pr["head"]["sha"])
@@ -177,9 +172,7 @@ def test_a_passing_report_succeeds(emu, settings) -> None:
 
 def test_a_report_with_other_thresholds_fails(emu, settings) -> None:
     repo = device_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     finish_run(emu, repo, run["id"], report([op("softmax")], min_speedup=1.0))
     deliver_run(emu, settings, repo, run["id"])
     [check] = kernel_runs(emu, repo, pr["head"]["sha"])
@@ -188,9 +181,7 @@ def test_a_report_with_other_thresholds_fails(emu, settings) -> None:
 
 def _conclude_with(emu, settings, doc, conclusion="success") -> dict:
     repo = device_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     finish_run(emu, repo, run["id"], doc, conclusion=conclusion)
     deliver_run(emu, settings, repo, run["id"])
     [check] = kernel_runs(emu, repo, pr["head"]["sha"])
@@ -249,9 +240,7 @@ def test_a_run_with_no_report_in_time_times_out(emu, settings) -> None:
 
 def test_a_look_alike_run_from_another_workflow_is_ignored(emu, settings) -> None:
     repo = device_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     forged = emu.start_workflow_run(repo, "evil.yml", run["display_title"], event="pull_request")
     finish_run(emu, repo, forged, report([op("softmax")]))
     result = deliver_run(emu, settings, repo, forged)
@@ -278,9 +267,7 @@ def test_dispatch_refused_fails_the_check_run_with_the_reason(emu, settings) -> 
 
 def test_a_compared_run_shows_head_vs_base_busy_devices_and_plots(emu, settings) -> None:
     repo = device_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     assert run["inputs"]["base"] == pr["base"]["sha"]
     slow = op("mm", "fail", reason="regression: 0.77x the speed at abc (band 0.75-0.79)")
     slow["compare"] = {"ref": "abc", "status": "regression", "reason": "regression",

@@ -27,6 +27,7 @@ from tests.bot.devices_support import (
     deliver_pr,
     deliver_run,
     device_repo,
+    dispatched_run,
     dispatches,
     kernel_runs,
     op,
@@ -111,9 +112,7 @@ def test_tag_dispatch_creates_moves_and_deletes_the_ciflow_tag(emu, settings) ->
 
 def test_unlabelling_deletes_the_tag_and_check_again_re_creates_it(emu, settings) -> None:
     repo = tag_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     upload(emu, repo, run, report([op("softmax")]), "success", f"flagbot-kernels-a_x100-1-{pr['head']['sha']}")
     deliver_run(emu, settings, repo, run["id"])
     comment(emu, settings, repo, "/check a_x100 softmax", sender="alice")
@@ -129,9 +128,7 @@ def test_unlabelling_deletes_the_tag_and_check_again_re_creates_it(emu, settings
 
 def test_a_stale_tag_run_for_an_older_request_is_not_taken(emu, settings) -> None:
     repo = tag_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     emu.state.repo(repo.full_name).workflow_runs[run["id"]].created_at = iso(time.time() - 3600)
     upload(emu, repo, run, report([op("softmax")]), "success", f"flagbot-kernels-a_x100-1-{pr['head']['sha']}")
     assert "older" in deliver_run(emu, settings, repo, run["id"])["skipped"]
@@ -197,9 +194,7 @@ def test_a_run_without_a_report_is_dispatched_again_exactly_once(emu, settings) 
 
 def test_a_run_that_uploaded_a_report_is_never_retried(emu, settings) -> None:
     repo = device_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     end_dispatched(emu, repo, run, report([op("softmax", "fail", ok=False, reason="inaccurate")], exit_code=1),
                    "failure")
     assert deliver_run(emu, settings, repo, run["id"])["conclusion"] == "failure"
@@ -210,9 +205,7 @@ def test_a_run_that_uploaded_a_report_is_never_retried(emu, settings) -> None:
 
 def test_a_bad_artifact_fails_without_a_retry(emu, settings) -> None:
     repo = device_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     request = Request.from_title(run["display_title"])
     emu.add_artifact(repo, run["id"], request.artifact, b"not a zip")
     emu.set_workflow_run(repo, run["id"], "completed", "failure")
@@ -251,9 +244,7 @@ def test_retest_runs_only_the_failed_device_of_two(emu, settings) -> None:
 
 def test_a_quarantined_ops_failure_leaves_the_check_passing(emu, settings) -> None:
     repo = device_repo(emu, CONFIG + "  quarantine:\n    a_x100: [rms_norm]\n")
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     doc = report([op("softmax"), op("rms_norm", "fail", ok=False, reason="inaccurate", source="ops/rms_norm.py")],
                  exit_code=1)
     end_dispatched(emu, repo, run, doc, "failure")
@@ -285,9 +276,7 @@ def base_run(emu, repo, failing: list[str]) -> str:
 def test_an_op_failing_on_head_and_base_is_inherited_and_neutral(emu, settings) -> None:
     repo = device_repo(emu)
     tip = base_run(emu, repo, ["softmax"])
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     end_dispatched(emu, repo, run, report([op("softmax", "fail", ok=False, reason="inaccurate"), op("mm")],
                                           exit_code=1), "failure")
     assert deliver_run(emu, settings, repo, run["id"])["conclusion"] == "neutral"
@@ -301,9 +290,7 @@ def test_an_op_failing_on_head_and_base_is_inherited_and_neutral(emu, settings) 
 def test_a_new_failure_beside_an_inherited_one_fails(emu, settings) -> None:
     repo = device_repo(emu)
     base_run(emu, repo, ["softmax"])
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     end_dispatched(emu, repo, run, report([op("softmax", "fail", ok=False, reason="inaccurate"),
                                            op("mm", "fail", ok=False, reason="inaccurate")], exit_code=1),
                    "failure")
@@ -315,9 +302,7 @@ def test_a_new_failure_beside_an_inherited_one_fails(emu, settings) -> None:
 
 def test_without_a_base_run_a_failure_is_the_pull_requests(emu, settings) -> None:
     repo = device_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     end_dispatched(emu, repo, run, report([op("softmax", "fail", ok=False, reason="inaccurate")], exit_code=1),
                    "failure")
     deliver_run(emu, settings, repo, run["id"])
@@ -362,9 +347,7 @@ def test_the_bots_own_unlabel_is_not_wanted_and_ci_config_is_valid() -> None:
 
 def test_the_tag_workflows_hosted_plan_job_does_not_start_the_check_run(emu, settings) -> None:
     repo = tag_repo(emu)
-    pr = open_device_pr(emu, repo)
-    deliver_pr(emu, settings, repo)
-    [run] = emu.workflow_runs(repo)
+    pr, run = dispatched_run(emu, settings, repo)
     emu.set_workflow_run(repo, run["id"], "in_progress", labels=["ubuntu-latest"])
     skipped = deliver_run(emu, settings, repo, run["id"], action="in_progress", event="workflow_job",
                           delivery="job-plan")
