@@ -50,7 +50,8 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
               (32, 64, 4, 4), (16, 64, 4, 4), (32, 128, 4, 4)])
     out: list[MMConfig] = []
     for bm, bn, warps, stages in tiles:
-        if bm > max(16, 2 * triton.next_power_of_2(m)) or bn > max(64, 2 * triton.next_power_of_2(n)):
+        if (bm > max(16, 2 * triton.next_power_of_2(m))
+                or bn > max(64, 2 * triton.next_power_of_2(n))):
             continue
         count = triton.cdiv(m, bm) * triton.cdiv(n, bn)
         for split in (1, 2, 4, 8, 16, 32):

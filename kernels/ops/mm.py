@@ -215,12 +215,11 @@ class GemvConfig:
     split_k: int = 1
 
 
-def _gemv_split(cfg: GemvConfig, rows: int, k: int) -> GemvConfig:
-    """Too few output blocks to fill the device: fewer rows per program where the matrix's rows
-    run along K (no second launch), then K split (728x1x16384 fp32: 91 programs of 8 rows,
-    0.58x torch; 1x513x16384 fp32, rows along N: 65 programs, 0.42x)."""
-    while cfg.block_r > 1 and cdiv(rows, cfg.block_r) < TARGET_PROGRAMS \
-            and cfg.block_r <= 8:
+def _gemv_split(cfg: GemvConfig, rows: int, k: int, narrow: bool) -> GemvConfig:
+    """Too few output blocks to fill the device: fewer rows per program where `narrow` (the
+    matrix's rows run along K: no second launch), then K split (728x1x16384 fp32: 91 programs
+    of 8 rows, 0.58x torch; 1x513x16384 fp32, rows along N: 65 programs, 0.42x)."""
+    while narrow and cfg.block_r > 1 and cdiv(rows, cfg.block_r) < TARGET_PROGRAMS:
         cfg = replace(cfg, block_r=cfg.block_r // 2)
     programs = cdiv(rows, cfg.block_r)
     if programs >= TARGET_PROGRAMS:
@@ -238,10 +237,10 @@ def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool) -> Ge
     32x256 62.7 (60.5)."""
     wide = dtype.itemsize == 2
     if k_contiguous:
-        return _gemv_split(GemvConfig(8, 512 if wide else 256, 4, 3), rows, k)
+        return _gemv_split(GemvConfig(8, 512 if wide else 256, 4, 3), rows, k, narrow=True)
     if rows < GEMV_MIN_ROWS:
         # rows run along N: a program's rows are one contiguous stretch, so wide ones
-        return _gemv_split(GemvConfig(GEMV_BLOCK_R, 128, 4, 4), rows, k)
+        return _gemv_split(GemvConfig(GEMV_BLOCK_R, 128, 4, 4), rows, k, narrow=False)
     if k >= 2 * rows:
         return GemvConfig(GEMV_BLOCK_R, 512 if wide else 256, 8, 3)
     if 2 * k <= rows:
@@ -366,8 +365,9 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
        config: MMConfig | GemvConfig | None = None) -> torch.Tensor:
     """a @ b for 2-D float tensors of one dtype (aten::mm); any strides (a transposed operand is
     read in place). One row or one column of output takes the GEMV kernel (`gemv_config`: K
-    split where the outputs are few), anything else tiles picked by shape (`mm_config`); `config` overrides either choice
-    (tests, benchmarks: an MMConfig forces the tile kernel, a GemvConfig the GEMV kernel)."""
+    split where the outputs are few), anything else tiles picked by shape (`mm_config`);
+    `config` overrides either choice (tests, benchmarks: an MMConfig forces the tile kernel, a
+    GemvConfig the GEMV kernel)."""
     if a.dim() != 2 or b.dim() != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"mm: shapes {tuple(a.shape)} and {tuple(b.shape)} do not multiply")
     if a.dtype != b.dtype or a.dtype not in (torch.float32, torch.float16, torch.bfloat16):
