@@ -1,8 +1,8 @@
 """Compile generic kernels ahead of time for an sm_90 target and print their PTX, in a process
 of its own: the test suite runs Triton's CPU interpreter, which replaces the language's
 builtins in its process, so the real compiler cannot run there. Standard input: a JSON list of
-{"kernel": "module:name", "args": [...], "pointer": "*bf16", "constexprs": {...}, "warps": 4,
-"stages": 3}; standard output: a JSON list of PTX texts, or {"skip": reason} where this Triton
+{"kernel": "module:name", "pointer": "*bf16", "constexprs": {...}, "warps": 4, "stages": 3}
+(every other argument an int32, those ending in `_ptr` pointers); standard output: a JSON list of PTX texts, or {"skip": reason} where this Triton
 cannot compile ahead of time (no such API, no ptxas)."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ def compile_one(spec: dict[str, Any]) -> str:
 
     module, name = spec["kernel"].split(":")
     fn = getattr(importlib.import_module(module), name)
-    signature = {arg: (spec["pointer"] if arg.endswith("_ptr") else "i32")
-                 for arg in spec["args"]}
-    signature.update({arg: "constexpr" for arg in spec["constexprs"]})
+    signature = {arg: "constexpr" if arg in spec["constexprs"]
+                 else spec["pointer"] if arg.endswith("_ptr") else "i32"
+                 for arg in fn.arg_names}
     pointers = [i for i, arg in enumerate(signature) if arg.endswith("_ptr")]
     source = ASTSource(fn=fn, signature=signature, constexprs=spec["constexprs"],
                        attrs={(i,): [["tt.divisibility", 16]] for i in pointers})

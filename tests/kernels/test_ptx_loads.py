@@ -21,16 +21,12 @@ import pytest
 from flagbot.kernels.ops._rows import alignment
 
 HERE = Path(__file__).resolve().parent
-MM_ARGS = ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "k_per_split", "stride_am", "stride_ak",
-           "stride_bk", "stride_bn", "stride_cs", "stride_cm", "stride_cn", "m_load", "n_load"]
-GEMV_ARGS = ["mat_ptr", "vec_ptr", "out_ptr", "R", "K", "k_per_split", "stride_r", "stride_k",
-             "stride_v", "stride_s", "stride_o"]
 
 
 def _mm(bound_alignment: int) -> dict[str, Any]:
     # 512x1080x1176 bf16, both row-major: B's rows are 1080 elements (16-byte aligned), the
     # N bound 1080 a multiple of 8; `alignment` is what mm() passes for them.
-    return {"kernel": "flagbot.kernels.ops.mm:_mm_kernel", "args": MM_ARGS, "pointer": "*bf16",
+    return {"kernel": "flagbot.kernels.ops.mm:_mm_kernel", "pointer": "*bf16",
             "warps": 4, "stages": 4, "constexprs": {
                 "stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "stride_cs": 0, "BLOCK_M": 64,
                 "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "DOT_PRECISION": "tf32",
@@ -41,8 +37,8 @@ def _mm(bound_alignment: int) -> dict[str, Any]:
 
 def _gemv(split: bool) -> dict[str, Any]:
     # 1x8191x4384 fp16: the matrix's rows run along N (stride 1), K rows 8191 apart
-    return {"kernel": "flagbot.kernels.ops.mm:_gemv_kernel", "args": GEMV_ARGS,
-            "pointer": "*fp16", "warps": 4, "stages": 3, "constexprs": {
+    return {"kernel": "flagbot.kernels.ops.mm:_gemv_kernel", "pointer": "*fp16",
+            "warps": 4, "stages": 3, "constexprs": {
                 "stride_r": 1, "stride_v": 1, "stride_o": 1, "BLOCK_R": 32, "BLOCK_K": 256,
                 "ALIGN_R": 16, "ALIGN_K": alignment(8191), "SPLIT": split}}
 
