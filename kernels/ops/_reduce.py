@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -19,7 +20,15 @@ from flagbot.kernels.spec import Case, Inputs, OpSpec, numel, randn
 # Enough programs to fill any current GPU several times over; fewer, and R is split across
 # programs that write fp32 partial sums, summed by a second launch.
 TARGET_PROGRAMS = 1024
-TILE = 4096  # accumulator elements per program
+TILE = 4096  # the longest stretch of a contiguous reduced dim one program loads at a time
+# Launch tiles, from one H100 sweep of 57 shapes x up to 84 tiles (2026-11-26, launch-inclusive,
+# benchmarks/bench_row_tiles.py; x torch in brackets). Small tiles and many programs: with
+# 4096-element tiles, 128 columns wide, a dim-0 sum of 1999x3001 bf16 ran on 24 programs and
+# a K split (0.32x) where 32-column tiles need no split (1.40x); only a reduced dim of a few
+# rows over millions of columns wants wide tiles (5x16384x513 fp16 over dim 0: 1024 columns
+# a program 1.25x, 128 0.16x). Rows along a contiguous dim: 1024x71-like sums had 32 programs.
+ROWS_TILE, ROWS_PROGRAMS = 512, 132  # elements a program, programs wanted (contiguous dim)
+COLS_TILE, COLS_PROGRAMS, COLS_WARPS = 512, 2048, 8  # the same across columns
 # A reduced dim this short with inner > 1 (a [16384, 3, 256] tensor over dim 1): one program
 # per block of outputs, each walking its few rows, instead of column tiles that are mostly
 # masked rows (0.33x torch on an H100, 2026-11-26, for that shape in bf16). With one outer
@@ -51,10 +60,13 @@ def _sum_rows_kernel(x_ptr, out_ptr, m, r, stride_row, chunk, scale, BLOCK_R: tl
 
 
 @triton.jit
-def _sum_cols_kernel(x_ptr, out_ptr, r, inner, chunk, tiles_i, outer_total, scale,
-                     BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr):
+def _sum_cols_kernel(x_ptr, out_ptr, r, inner, chunk, tiles_i, outer_total, scale, s_outer,
+                     s_r, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ALIGN: tl.constexpr):
+    s_outer = (s_outer // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    s_r = (s_r // ALIGN) * ALIGN  # exact: tells the compiler it divides
     # inner > 1: BLOCK_I neighbouring columns of one outer slice, rows [lo, hi) of R; every
-    # load is a contiguous row segment.
+    # load is a contiguous row segment, rows `s_r` apart and slices `s_outer` apart (a sliced
+    # input is read in place).
     pid = tl.program_id(0)
     outer = (pid // tiles_i).to(tl.int64)
     cols = (pid % tiles_i) * BLOCK_I + tl.arange(0, BLOCK_I)
@@ -62,12 +74,12 @@ def _sum_cols_kernel(x_ptr, out_ptr, r, inner, chunk, tiles_i, outer_total, scal
     split = tl.program_id(1)
     lo = split * chunk
     hi = tl.minimum(lo + chunk, r)
-    base = outer * r * inner
+    base = outer * s_outer
     acc = tl.zeros([BLOCK_R, BLOCK_I], tl.float32)
     for start in range(lo, hi, BLOCK_R):
         rr = start + tl.arange(0, BLOCK_R)
         mask = (rr[:, None] < hi) & col_mask[None, :]
-        acc += tl.load(x_ptr + base + rr[:, None].to(tl.int64) * inner + cols[None, :],
+        acc += tl.load(x_ptr + base + rr[:, None].to(tl.int64) * s_r + cols[None, :],
                        mask=mask, other=0.0).to(tl.float32)
     total = tl.sum(acc, axis=0) * scale
     dst = out_ptr + split.to(tl.int64) * outer_total + outer * inner + cols
@@ -75,17 +87,64 @@ def _sum_cols_kernel(x_ptr, out_ptr, r, inner, chunk, tiles_i, outer_total, scal
 
 
 @triton.jit
-def _sum_short_kernel(x_ptr, out_ptr, r, inner, total, scale, BLOCK: tl.constexpr):
-    # Output element idx is (outer o, column i); its inputs sit `inner` apart. Neighbouring
+def _sum_short_kernel(x_ptr, out_ptr, r, inner, total, scale, s_outer, s_r,
+                      BLOCK: tl.constexpr):
+    # Output element idx is (outer o, column i); its inputs sit `s_r` apart. Neighbouring
     # outputs are neighbouring addresses, so each of the r loads per output is coalesced.
     idx = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < total
     o = idx // inner
-    src = x_ptr + o * r * inner + (idx - o * inner)
+    src = x_ptr + o * s_outer + (idx - o * inner)
     acc = tl.zeros([BLOCK], tl.float32)
     for j in range(0, r):
-        acc += tl.load(src + j * inner, mask=mask, other=0.0).to(tl.float32)
+        acc += tl.load(src + j * s_r, mask=mask, other=0.0).to(tl.float32)
     tl.store(out_ptr + idx, (acc * scale).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@dataclass(frozen=True)
+class ReduceConfig:
+    """The tile of a reduction's main launch (benchmarks, tests): `block_r` of the reduced dim
+    at a time by `block_o` outputs (rows where the reduced dim is contiguous, else
+    neighbouring columns), `warps` per program."""
+
+    block_r: int
+    block_o: int
+    warps: int
+
+
+def cols_tile(outer: int, r: int, inner: int) -> tuple[int, int]:
+    """(columns, rows of the reduced dim) a program takes where the reduced dim is not the
+    contiguous one: the widest column tile that still gives COLS_PROGRAMS programs (32 where
+    none does), COLS_TILE elements deep, 256 at least."""
+    block_i = 32
+    for width in (1024, 512, 256, 128, 64):
+        if width <= 2 * next_power_of_2(inner) and outer * cdiv(inner, width) >= COLS_PROGRAMS:
+            block_i = width
+            break
+    block_r = max(1, min(next_power_of_2(r), COLS_TILE // block_i))
+    while block_r * block_i < 256:
+        block_r *= 2
+    return block_i, block_r
+
+
+def lines(x: torch.Tensor, d: int) -> tuple[int, int, int] | None:
+    """(outer, s_outer, inner): `x`'s dims other than `d` seen as [outer, inner] with inner
+    contiguous (stride 1) and outer slices `s_outer` apart, so that a reduction over `d` reads
+    `x` in place (a slice of wider rows too); None where they do not merge so, or where the
+    kept dims are not contiguous at the end (the reduced dim is the contiguous one)."""
+    merged: list[list[int]] = []
+    for i in range(x.dim()):
+        if i == d or x.shape[i] == 1:
+            continue
+        size, stride = x.shape[i], x.stride(i)
+        if merged and merged[-1][1] == stride * size:
+            merged[-1] = [merged[-1][0] * size, stride]
+        else:
+            merged.append([size, stride])
+    if not merged or len(merged) > 2 or merged[-1][1] != 1:
+        return None
+    outer, s_outer = merged[0] if len(merged) == 2 else (1, 0)
+    return outer, s_outer, merged[-1][0]
 
 
 def normalize_dim(x: torch.Tensor, dim: int | Sequence[int]) -> int:
@@ -108,14 +167,22 @@ def _splits(programs: int, r: int, block_r: int, forced: int | None) -> int:
 
 
 def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Tensor,
-               scale: float, splits: int | None, row_stride: int | None = None) -> None:
-    """Sum (times `scale`) of contiguous `src` seen as [outer, r, inner] into `out` (outer*inner).
-    With inner == 1 the rows may lie `row_stride` elements apart (a slice of wider rows)."""
+               scale: float, splits: int | None, *, s_outer: int | None = None,
+               s_r: int | None = None, config: ReduceConfig | None = None) -> None:
+    """Sum (times `scale`) of `src` seen as [outer, r, inner] into `out` (outer*inner), the
+    reduced dim `s_r` elements apart and outer slices `s_outer` apart (default: contiguous);
+    inner elements are contiguous, and so is the reduced dim where inner == 1."""
+    s_r = inner if s_r is None else s_r
+    s_outer = r * inner if s_outer is None else s_outer
     kernel: Any
     if inner == 1:
-        stride = r if row_stride is None else row_stride
         block_r = min(next_power_of_2(r), TILE)
-        rows = max(1, TILE // block_r)
+        rows = max(1, ROWS_TILE // block_r)
+        while rows > 1 and cdiv(outer, rows) < ROWS_PROGRAMS:
+            rows //= 2
+        warps = max(1, min(8, block_r * rows // 256))
+        if config is not None:
+            block_r, rows, warps = config.block_r, config.block_o, config.warps
         grid_rows = cdiv(outer, rows)
         n_split = _splits(grid_rows, r, block_r, splits)
         chunk = cdiv(cdiv(r, n_split), block_r) * block_r
@@ -123,22 +190,23 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
         dst = out if n_split == 1 else torch.empty((n_split, outer), dtype=torch.float32,
                                                    device=src.device)
         kernel = _sum_rows_kernel
-        kernel[(grid_rows, n_split)](src, dst, outer, r, stride, chunk,
+        kernel[(grid_rows, n_split)](src, dst, outer, r, s_outer, chunk,
                                      scale if n_split == 1 else 1.0, BLOCK_R=block_r,
-                                     ROWS=rows, ALIGN=alignment(r, stride),
-                                     num_warps=4 if block_r * rows <= 2048 else 8)
+                                     ROWS=rows, ALIGN=alignment(r, s_outer), num_warps=warps)
         total = outer
-    elif r <= SHORT_R and outer > 1 and splits is None:
+    elif r <= SHORT_R and outer > 1 and splits is None and config is None:
         total = outer * inner
         # few outputs: smaller blocks, so that they still spread over the SMs
         block = max(128, min(SHORT_BLOCK, next_power_of_2(total // 264 + 1)))
         kernel = _sum_short_kernel
-        kernel[(cdiv(total, block),)](src, out, r, inner, total, scale, BLOCK=block,
-                                      num_warps=4)
+        kernel[(cdiv(total, block),)](src, out, r, inner, total, scale, s_outer, s_r,
+                                      BLOCK=block, num_warps=4)
         return
     else:
-        block_i = min(next_power_of_2(inner), 128)
-        block_r = min(next_power_of_2(r), max(1, TILE // block_i))
+        block_i, block_r = cols_tile(outer, r, inner)
+        warps = COLS_WARPS
+        if config is not None:
+            block_r, block_i, warps = config.block_r, config.block_o, config.warps
         tiles_i = cdiv(inner, block_i)
         n_split = _splits(outer * tiles_i, r, block_r, splits)
         chunk = cdiv(cdiv(r, n_split), block_r) * block_r
@@ -148,21 +216,28 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
                                                    device=src.device)
         kernel = _sum_cols_kernel
         kernel[(outer * tiles_i, n_split)](src, dst, r, inner, chunk, tiles_i, total,
-                                           scale if n_split == 1 else 1.0, BLOCK_R=block_r,
-                                           BLOCK_I=block_i, num_warps=4)
+                                           scale if n_split == 1 else 1.0, s_outer, s_r,
+                                           BLOCK_R=block_r, BLOCK_I=block_i,
+                                           ALIGN=alignment(s_r, s_outer), num_warps=warps)
     if n_split > 1:
         _reduce_3d(dst, 1, n_split, total, out, scale, None)
 
 
 def sum_partials(partials: torch.Tensor, splits: int, total: int, out: torch.Tensor) -> None:
-    """out (total elements, any float dtype) = the sum over dim 0 of contiguous fp32 partials."""
-    _reduce_3d(partials, 1, splits, total, out, 1.0, None)
+    """out (total elements, any float dtype) = the sum over dim 0 of contiguous fp32 partials.
+    mm's K splits sum theirs with the tile their speed was measured with (128 columns, 4
+    warps), not the reductions' later rules, which no mm sweep has timed yet."""
+    block_i = min(next_power_of_2(total), 128)
+    tile = ReduceConfig(min(next_power_of_2(splits), max(1, TILE // block_i)), block_i, 4)
+    _reduce_3d(partials, 1, splits, total, out, 1.0, None, config=tile)
 
 
 def reduce_dim(x: torch.Tensor, dim: int | Sequence[int], keepdim: bool, mean: bool,
-               dtype: torch.dtype | None, *, splits: int | None = None) -> torch.Tensor:
-    """Sum (or mean) of `x` over one dim, accumulated in fp32; any layout (a transposed input is
-    read in place). `splits` forces how many programs share one reduced line (tests)."""
+               dtype: torch.dtype | None, *, splits: int | None = None,
+               config: ReduceConfig | None = None) -> torch.Tensor:
+    """Sum (or mean) of `x` over one dim, accumulated in fp32; any layout (a transposed or
+    sliced input is read in place). `splits` forces how many programs share one reduced line,
+    `config` the main launch's tile (tests, benchmarks)."""
     d = normalize_dim(x, dim)
     if dtype is not None:
         x = x.to(dtype)
@@ -186,8 +261,16 @@ def reduce_dim(x: torch.Tensor, dim: int | Sequence[int], keepdim: bool, mean: b
         if rows is not None and rows.numel():
             flat = torch.empty(rows.shape[0], dtype=x.dtype, device=x.device)
             _reduce_3d(rows, rows.shape[0], r, 1, flat, 1.0 / r if mean else 1.0, splits,
-                       row_stride=rows.stride(0))
+                       s_outer=rows.stride(0), config=config)
             return flat.view(out_shape)
+    if (found := lines(x, d)) is not None and r and found[2] > 1:
+        # the kept dims in their own order already: read in place, no copy (512x127x1024 bf16
+        # sliced, mean over dim 1: 0.27x torch through a contiguous copy)
+        outer, s_outer, inner = found
+        flat = torch.empty(outer * inner, dtype=x.dtype, device=x.device)
+        _reduce_3d(x, outer, r, inner, flat, 1.0 / r if mean else 1.0, splits,
+                   s_outer=s_outer, s_r=x.stride(d), config=config)
+        return flat.view(out_shape)
     src, order = as_contiguous_permutation(x)
     d_src = order.index(d)
     kept = [dim_ for dim_ in order if dim_ != d]  # original dims in the order src keeps them
@@ -197,7 +280,8 @@ def reduce_dim(x: torch.Tensor, dim: int | Sequence[int], keepdim: bool, mean: b
         if r == 0:
             flat.fill_(float("nan") if mean else 0.0)
         else:
-            _reduce_3d(src, outer, r, inner, flat, 1.0 / r if mean else 1.0, splits)
+            _reduce_3d(src, outer, r, inner, flat, 1.0 / r if mean else 1.0, splits,
+                       config=config)
     # flat holds the kept dims in src's order; put them back in the original order.
     result = flat.view([shape[k] for k in kept]).permute(
         [kept.index(k) for k in range(len(shape)) if k != d])

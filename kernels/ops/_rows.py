@@ -12,6 +12,7 @@ A tensor is seen as [outer, R, inner] around the dim an op works along:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -29,7 +30,9 @@ MAX_ROW_BLOCK = 16384
 LONG_BLOCK, LONG_WARPS = 8192, 16
 ROW_TILE = 4096  # elements per program when several short rows share one
 COLS_PROGRAMS = 512  # programs wanted by the column kernel (earlier dims)
-FEW_COLUMN_PROGRAMS, LONG_COLUMNS = 32, 8192  # below / above these: copy, then rows
+# Below / above these: copy, then rows (13x4951 bf16 transposed, one program of 16 columns
+# walking 4951 rows twice: 0.22x torch on an H100, 2026-11-26)
+FEW_COLUMN_PROGRAMS, LONG_COLUMNS = 32, 1024
 
 
 def row_block(n: int) -> int:
@@ -57,6 +60,33 @@ def alignment(*values: int) -> int:
     # the lowest set bit of them all is the largest power of two dividing every value
     # (0.24 us a call where trying 16, 8, 4, 2 took 0.7-1.7; mm states six of them a launch)
     return min(16, bits & -bits) if bits else 16
+
+
+@dataclass(frozen=True)
+class RowsConfig:
+    """The short-row kernels' launch (benchmarks, tests): `rows` rows per program (a power of
+    two), `warps` per program."""
+
+    rows: int
+    warps: int
+
+
+# softmax's short rows: small tiles, 2-4 warps, enough programs (H100, 2026-11-26, 38 shapes x
+# up to 40 launches, benchmarks/bench_row_tiles.py; x torch): 4096-element tiles at 8 warps
+# left 33x4654x129 bf16 at 0.56x, 64x2207x129 fp16 log_softmax at 0.39x; 4 rows of 256 at 2
+# warps 1.03x, 0.96x. Rows of 2048 and more keep the shared tile and warps.
+SHORT_ROWS_TILE, TINY_ROWS_TILE, SHORT_ROWS_PROGRAMS = 1024, 256, 264
+
+
+def softmax_rows_config(m: int, block: int) -> RowsConfig:
+    """The short-row softmax launch for `m` rows of `block` (a power of two) elements."""
+    if block >= 2048:
+        rows = rows_of(block)
+        return RowsConfig(rows, row_warps(block * rows))
+    rows = max(1, (SHORT_ROWS_TILE if block >= 32 else TINY_ROWS_TILE) // block)
+    while rows > 1 and cdiv(m, rows) < SHORT_ROWS_PROGRAMS:
+        rows //= 2
+    return RowsConfig(rows, min(2 if block >= 32 else 4, max(1, block * rows // 32)))
 
 
 def rows_of(block: int) -> int:
@@ -182,8 +212,10 @@ def rows_view(x: torch.Tensor, n: int) -> torch.Tensor | None:
 
 
 def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | None,
-                    log: bool, max_row_block: int = MAX_ROW_BLOCK) -> torch.Tensor:
-    """softmax (log=False) or log_softmax (log=True) of `x` along `dim`, fp32 arithmetic."""
+                    log: bool, max_row_block: int = MAX_ROW_BLOCK,
+                    config: RowsConfig | None = None) -> torch.Tensor:
+    """softmax (log=False) or log_softmax (log=True) of `x` along `dim`, fp32 arithmetic;
+    `config` forces the short-row kernel's launch."""
     if not isinstance(dim, int) or not -max(x.dim(), 1) <= dim < max(x.dim(), 1):
         raise IndexError(f"{name}: dim {dim!r} out of range for a {x.dim()}-dim tensor")
     if dtype is not None:
@@ -191,7 +223,7 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
     if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
         raise NotImplementedError(f"{name}: float32/float16/bfloat16 only, got {x.dtype}")
     if x.dim() == 0:
-        x1 = softmax_any_dim(name, x.reshape(1), 0, None, log, max_row_block)
+        x1 = softmax_any_dim(name, x.reshape(1), 0, None, log, max_row_block, config)
         return x1.reshape(())
     d = dim % x.dim()
     if x.numel() == 0:
@@ -201,7 +233,7 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
         view = rows_view(x, r)
         if view is not None:
             out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-            _launch_rows(view, out, log, max_row_block)
+            _launch_rows(view, out, log, max_row_block, config)
             return out
     src, order = as_contiguous_permutation(x)
     d_src = order.index(d)
@@ -210,7 +242,7 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
     for size in src.shape[d_src + 1:]:
         inner *= size
     if inner == 1:
-        _launch_rows(src.view(-1, r), out, log, max_row_block)
+        _launch_rows(src.view(-1, r), out, log, max_row_block, config)
     elif (src.numel() // (r * inner)) * cdiv(inner, 64) < FEW_COLUMN_PROGRAMS \
             and r >= LONG_COLUMNS:
         # A few columns down a long dim (softmax along the rows of a transposed [11, 200064]
@@ -219,7 +251,7 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
         # the row kernels, costs two extra passes instead.
         rows = src.movedim(d_src, -1).contiguous()
         done = torch.empty_like(rows)
-        _launch_rows(rows.view(-1, r), done, log, max_row_block)
+        _launch_rows(rows.view(-1, r), done, log, max_row_block, config)
         return done.movedim(-1, d_src).permute(inverse(order))
     else:
         outer = src.numel() // (r * inner)
@@ -233,16 +265,17 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
     return out.permute(inverse(order))
 
 
-def _launch_rows(view: torch.Tensor, out: torch.Tensor, log: bool, max_row_block: int) -> None:
+def _launch_rows(view: torch.Tensor, out: torch.Tensor, log: bool, max_row_block: int,
+                 config: RowsConfig | None = None) -> None:
     m, n = view.shape
     block = row_block(n)
     kernel: Any
     if block <= max_row_block:
-        rows = rows_of(block)
+        cfg = config or softmax_rows_config(m, block)
         kernel = _softmax_rows_kernel
-        kernel[(cdiv(m, rows),)](view, out, m, n, view.stride(0), LOG=log, BLOCK_N=block,
-                                 ROWS=rows, ALIGN=alignment(n, view.stride(0)),
-                                 num_warps=row_warps(block * rows))
+        kernel[(cdiv(m, cfg.rows),)](view, out, m, n, view.stride(0), LOG=log, BLOCK_N=block,
+                                     ROWS=cfg.rows, ALIGN=alignment(n, view.stride(0)),
+                                     num_warps=cfg.warps)
     elif (chunk := split_chunks(m, n, min(SPLIT_BLOCK, max_row_block))) < n:
         # fewer rows than the GPU has room for: chunks of each row go to separate programs
         softmax_split_rows(view, out, log, alignment(n, view.stride(0)), chunk,

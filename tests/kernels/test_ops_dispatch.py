@@ -13,7 +13,7 @@ import torch
 
 from flagbot.kernels import cli, random_shapes
 from flagbot.kernels.check import CheckOptions
-from flagbot.kernels.ops import _reduce, _rows_split
+from flagbot.kernels.ops import _reduce, _rows, _rows_split
 from flagbot.kernels.ops._reduce import reduce_dim
 from flagbot.kernels.ops.log_softmax import log_softmax
 from flagbot.kernels.ops.mm import GemvConfig, MMConfig, gemv_config, mm
@@ -276,3 +276,78 @@ def test_sliced_rows_are_reduced_in_place(shape: tuple[int, ...], width: int, dt
             got = reduce_dim(x, [-1], True, mean, None, splits=splits)
             assert_close("mean" if mean else "sum", got, expected, width)
 
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("shape", "width", "dim"), [((5, 7, 40), 33, 0), ((5, 7, 40), 33, 1),
+                                                     ((40, 3, 20), 17, 1), ((37, 30), 19, 0),
+                                                     ((3, 4, 5, 30), 29, 2)])
+def test_sliced_inputs_are_reduced_in_place_over_earlier_dims(
+        shape: tuple[int, ...], width: int, dim: int, dtype: torch.dtype, device: torch.device,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a slice of wider rows reduced over an earlier dim: the kept dims are read through their
+    # strides (outer slices, reduced rows), never copied to contiguous first
+    def no_copy(t: torch.Tensor) -> None:
+        raise AssertionError("sliced inputs are read in place")
+
+    monkeypatch.setattr(_reduce, "as_contiguous_permutation", no_copy)
+    x = seeded_randn(*shape, dtype=dtype, device=device)[..., 1:width + 1]
+    assert _reduce.lines(x, dim) is not None
+    for mean in (False, True):
+        for splits in (None, 2):
+            expected = (torch.mean if mean else torch.sum)(x.double(), dim)
+            got = reduce_dim(x, [dim], False, mean, None, splits=splits)
+            assert_close("mean" if mean else "sum", got, expected, shape[dim])
+
+
+def test_lines_refuse_what_cannot_be_read_in_place() -> None:
+    x = torch.zeros(6, 8, 10)
+    assert _reduce.lines(x, 1) == (6, 80, 10)
+    assert _reduce.lines(x, 0) == (1, 0, 80)
+    assert _reduce.lines(x[:, :, :7], 0) == (8, 10, 7)
+    assert _reduce.lines(x, 2) is None  # the reduced dim is the contiguous one
+    assert _reduce.lines(x[:, ::2, :7], 0) == (4, 20, 7)
+    assert _reduce.lines(x[::2, :, :7], 1) == (3, 160, 7)
+    assert _reduce.lines(x[:, :5, :7], 1) == (6, 80, 7)
+    assert _reduce.lines(x[:, :5, :7], 2) is None
+    assert _reduce.lines(x.permute(2, 0, 1), 0) is None  # kept dims not contiguous at the end
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("shape", "dim", "config"), [
+    ((37, 45), 0, _reduce.ReduceConfig(4, 32, 2)), ((5, 70, 3), 1, _reduce.ReduceConfig(8, 4, 1)),
+    ((29, 71), 1, _reduce.ReduceConfig(32, 2, 1)), ((19, 33), 1, _reduce.ReduceConfig(64, 1, 4))])
+def test_reduction_tiles_can_be_forced(shape: tuple[int, ...], dim: int,
+                                       config: _reduce.ReduceConfig, dtype: torch.dtype,
+                                       device: torch.device) -> None:
+    # a benchmark's forced tile (rows per program, columns, a tile shorter than the dim) sums
+    # exactly what the picked one does
+    x = seeded_randn(*shape, dtype=dtype, device=device)
+    for mean in (False, True):
+        expected = (torch.mean if mean else torch.sum)(x.double(), dim)
+        got = reduce_dim(x, [dim], False, mean, None, config=config)
+        assert_close("mean" if mean else "sum", got, expected, shape[dim])
+
+
+def test_reduction_and_softmax_tiles_follow_the_measured_rules() -> None:
+    # few rows over millions of columns: wide tiles, one row deep; otherwise 32 columns deep
+    # enough that no K split is needed (the H100 sweep's picks)
+    assert _reduce.cols_tile(1, 5, 16384 * 513) == (1024, 1)
+    assert _reduce.cols_tile(1, 4097, 4097) == (32, 16)
+    assert _reduce.cols_tile(1, 2, 277) == (32, 8)  # never under 256 elements a program
+    assert _reduce.cols_tile(512, 127, 1024) == (256, 2)
+    assert _rows.softmax_rows_config(153582, 256) == _rows.RowsConfig(4, 2)
+    assert _rows.softmax_rows_config(168284, 8) == _rows.RowsConfig(32, 4)
+    assert _rows.softmax_rows_config(300, 64) == _rows.RowsConfig(1, 2)  # programs first
+    assert _rows.softmax_rows_config(4096, 4096) == _rows.RowsConfig(1, 8)  # long: as before
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_wide_column_tiles_sum_exactly(dtype: torch.dtype, device: torch.device) -> None:
+    # the 1024-column tile of few-row reductions, at a size the interpreter can run: a partial
+    # last tile and rows past the reduced dim masked
+    x = seeded_randn(3, 1500, dtype=dtype, device=device)
+    for mean in (False, True):
+        got = reduce_dim(x, [0], False, mean, None, config=_reduce.ReduceConfig(1, 1024, 8))
+        assert_close("mean" if mean else "sum", got,
+                     (torch.mean if mean else torch.sum)(x.double(), 0), 3)

@@ -1,0 +1,239 @@
+"""Reduction and softmax launch tiles against each other, shape by shape, on an accelerator.
+
+Run (flagbot installed): python benchmarks/bench_row_tiles.py [--results FILE] [--below R]
+      [--limit N] [--ops sum,mean,softmax,log_softmax] [--workers W] [--json OUT]
+The sum/mean/softmax/log_softmax rows of a bench_kernels results file under `--below` times
+torch (worst first, `--limit` per op spread over the range), plus the fixed sweep's rows of those
+ops as guards: per shape torch, the shape-picked launch and a grid of tiles (rows or columns per
+program, tile length along the reduced dim, warps), timed as bench_kernels times rows
+(launch-inclusive and stall-hidden, interleaved). Prints per shape the best tile and its ratio
+to torch; writes every time to the JSON file. The twin of bench_mm_tiles.py, whose compile-first
+pass it shares: the rules in _reduce.py and _rows.py come from such runs.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import multiprocessing
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from flagbot.kernels.device import Device, resolve
+from flagbot.kernels.ops import _reduce
+from flagbot.kernels.ops._host import next_power_of_2
+from flagbot.kernels.ops._layout import as_contiguous_permutation
+from flagbot.kernels.ops._reduce import ReduceConfig, reduce_dim
+from flagbot.kernels.ops._rows import MAX_ROW_BLOCK, RowsConfig, softmax_any_dim
+from flagbot.kernels.registry import OPS
+from flagbot.kernels.spec import Case
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_kernels  # noqa: E402 - the benchmark's own folder, found by path
+from bench_mm_tiles import DTYPES, REPS  # noqa: E402
+
+OPS_TUNED = ("sum", "mean", "softmax", "log_softmax")
+Config = ReduceConfig | RowsConfig
+Shape = tuple[str, Case, torch.dtype, str]
+
+
+def parse_case(text: str) -> Case:
+    """A Case from its id ("5x16384x513[dim=0]", "127x59[approximate=tanh]")."""
+    dims, _, extra = text.partition("[")
+    params: dict[str, Any] = {}
+    for item in filter(None, extra.rstrip("]").split(",")):
+        key, _, value = item.partition("=")
+        params[key] = int(value) if value.lstrip("-").isdigit() else value
+    return Case(tuple(int(x) for x in dims.split("x")), params)
+
+
+def _reduce_inner(x: torch.Tensor, d: int) -> int:
+    """The inner extent reduce_dim's main launch sees (1: the reduced dim is contiguous)."""
+    if d == x.dim() - 1 and x.stride(-1) == 1:
+        return 1
+    found = _reduce.lines(x, d)
+    if found is not None and found[2] > 1:
+        return found[2]
+    src, order = as_contiguous_permutation(x)
+    inner = 1
+    for size in src.shape[order.index(d) + 1:]:
+        inner *= size
+    return inner
+
+
+def grid(op: str, x: torch.Tensor, d: int) -> list[Config]:
+    """Every launch tried for one input: softmax rows per program x warps (rows that fit in
+    registers); reductions over a contiguous dim rows x tile length x warps, over an earlier
+    dim columns x rows of the reduced dim x warps."""
+    r = x.shape[d]
+    out: list[Config] = []
+    if op in ("softmax", "log_softmax"):
+        block = next_power_of_2(r)
+        if d != x.dim() - 1 or block > MAX_ROW_BLOCK:
+            return out
+        for rows in (1, 2, 4, 8, 16, 32, 64, 128):
+            for warps in (1, 2, 4, 8, 16):
+                if block * rows <= 16384 and 32 * warps <= max(32, block * rows):
+                    out.append(RowsConfig(rows, warps))
+        return out
+    inner = _reduce_inner(x, d)
+    np_r = next_power_of_2(r)
+    if inner == 1:
+        for block_r in sorted({min(np_r, 4096), min(np_r, 1024), min(np_r, 256)}):
+            for rows in (1, 2, 4, 8, 16, 32, 64):
+                for warps in (1, 2, 4, 8):
+                    if block_r * rows <= 8192 and 32 * warps <= max(32, block_r * rows):
+                        out.append(ReduceConfig(block_r, rows, warps))
+        return out
+    for block_i in (32, 64, 128, 256, 512, 1024):
+        if block_i > max(32, 2 * next_power_of_2(inner)):
+            continue
+        for block_r in (1, 2, 4, 8, 16, 32, 64):
+            if block_r > np_r or not 256 <= block_r * block_i <= 8192:
+                continue
+            for warps in (4, 8):
+                out.append(ReduceConfig(block_r, block_i, warps))
+    return out
+
+
+def label(cfg: Config) -> str:
+    if isinstance(cfg, RowsConfig):
+        return f"rows{cfg.rows}/w{cfg.warps}"
+    return f"r{cfg.block_r}x{cfg.block_o}/w{cfg.warps}"
+
+
+def call(op: str, args: tuple[Any, ...], kwargs: dict[str, Any],
+         cfg: Config | None) -> Callable[[], Any]:
+    if op in ("softmax", "log_softmax"):
+        x = args[0]
+        return lambda: softmax_any_dim(op, x, kwargs.get("dim", -1), None,
+                                       log=op == "log_softmax",
+                                       config=cfg if isinstance(cfg, RowsConfig) else None)
+    x, dims = args
+    rc = cfg if isinstance(cfg, ReduceConfig) else None
+    return lambda: reduce_dim(x, dims, False, op == "mean", None, config=rc)
+
+
+def _dim(op: str, x: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    d = kwargs.get("dim", -1) if op in ("softmax", "log_softmax") else args[1][0]
+    return int(d) % x.dim()
+
+
+def _inputs(shape: Shape, dev: Device) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    op, case, dtype, layout = shape
+    return bench_kernels.inputs(bench_kernels.Row(op, case, dtype, layout), dev)
+
+
+def from_results(path: Path, below: float, limit: int, ops: Iterable[str]) -> list[Shape]:
+    opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as fh:
+        data = json.load(fh)
+    rows = [r for sweep in data.get("random", []) for r in sweep["rows"]] + data.get("rows", [])
+    out: list[Shape] = []
+    for op in ops:
+        bad = sorted((r for r in rows if r["op"] == op and r.get("vs_torch") is not None
+                      and r["vs_torch"] < below), key=lambda r: r["vs_torch"])
+        step = max(1, len(bad) // max(1, limit))
+        out += [(op, parse_case(r["case"]), DTYPES[r["dtype"]], r["layout"])
+                for r in bad[::step][:limit]]
+    return out
+
+
+def guards(ops: Iterable[str]) -> list[Shape]:
+    wanted = set(ops)
+    return [(row.op, row.case, row.dtype, row.layout) for row in bench_kernels.SWEEP
+            if row.op in wanted]
+
+
+def _compile(jobs: list[tuple[str, str, str, str]]) -> int:
+    """Worker: run every shape once with each configuration of its grid."""
+    dev = resolve(None)
+    done = 0
+    for op, case_id, dtype_name, layout in jobs:
+        shape = (op, parse_case(case_id), DTYPES[dtype_name], layout)
+        args, kwargs = _inputs(shape, dev)
+        x = args[0]
+        for cfg in [None, *grid(op, x, _dim(op, x, args, kwargs))]:
+            call(op, args, kwargs, cfg)()
+            done += 1
+        del args, x
+        dev.synchronize()
+    return done
+
+
+def warm(shapes: list[Shape], workers: int) -> float:
+    began = time.perf_counter()
+    jobs = [(op, c.id, str(d)[6:], lay) for op, c, d, lay in shapes]
+    chunks = [jobs[i::workers] for i in range(workers)]
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        pool.map(_compile, [c for c in chunks if c])
+    return time.perf_counter() - began
+
+
+def time_shape(shape: Shape, dev: Device) -> dict[str, Any]:
+    op, case, dtype, layout = shape
+    args, kwargs = _inputs(shape, dev)
+    x = args[0]
+    configs = {label(c): c for c in grid(op, x, _dim(op, x, args, kwargs))}
+    reference = OPS[op].reference
+    fns: dict[str, Callable[[], Any]] = {"torch": lambda: reference(*args, **kwargs),
+                                         "picked": call(op, args, kwargs, None)}
+    for name, cfg in configs.items():
+        fns[name] = call(op, args, kwargs, cfg)
+    bench_kernels.busy_warmup(dev, fns)
+    times, _ = bench_kernels.best_of_attempts(dev, fns, REPS)
+    launch = {k: round(v["launch"], 2) for k, v in times.items()}
+    best = min(configs, key=lambda name: launch[name]) if configs else "picked"
+    return {"op": op, "case": case.id, "dtype": str(dtype)[6:], "layout": layout,
+            "us": launch, "device_us": {k: round(v["device"], 2) for k, v in times.items()},
+            "best": best, "vs_torch_picked": round(launch["torch"] / launch["picked"], 3),
+            "vs_torch_best": round(launch["torch"] / launch[best], 3)}
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--results", type=Path,
+                   default=Path(__file__).parent / "results" / "kernels-h100-2026-11-26.json.gz")
+    p.add_argument("--below", type=float, default=0.95)
+    p.add_argument("--limit", type=int, default=24, help="shapes per op from the results")
+    p.add_argument("--ops", default=",".join(OPS_TUNED))
+    p.add_argument("--no-guards", action="store_true")
+    p.add_argument("--workers", type=int, default=14)
+    p.add_argument("--json", type=Path)
+    args = p.parse_args(list(argv) if argv is not None else None)
+    ops = [o for o in args.ops.split(",") if o]
+    unknown = sorted(set(ops) - set(OPS_TUNED))
+    if unknown:
+        print(f"bench_row_tiles: --ops: {', '.join(unknown)} not among {', '.join(OPS_TUNED)}",
+              file=sys.stderr)
+        return 2
+    dev = resolve(None)
+    if not dev.timed:
+        print("bench_row_tiles: needs an accelerator (nothing is timed on the interpreter)",
+              file=sys.stderr)
+        return 2
+    shapes = from_results(args.results, args.below, args.limit, ops)
+    if not args.no_guards:
+        shapes += guards(ops)
+    print(f"{len(shapes)} shapes; compiling in {args.workers} processes", flush=True)
+    print(f"compiled in {warm(shapes, args.workers):.0f} s", flush=True)
+    out: list[dict[str, Any]] = []
+    meta = bench_kernels.metadata(dev)
+    for shape in shapes:
+        r = time_shape(shape, dev)
+        out.append(r)
+        if args.json:  # after every shape: a run cut off keeps what it measured
+            args.json.write_text(json.dumps({"device": meta, "rows": out}))
+        print(f"{r['op']:11} {r['case']:>24} {r['dtype']:9} {r['layout']:10} "
+              f"torch {r['us']['torch']:8.1f} picked {r['vs_torch_picked']:5.2f} "
+              f"best {r['vs_torch_best']:5.2f} ({r['best']})", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""benchmarks/bench_row_tiles.py off the GPU: every launch of its grids computes what torch does
+(interpreted kernels) for each path (softmax rows, reductions along and across the contiguous
+dim), a shape is timed through the device's own module, and shapes come from a real results
+file. The sweep itself needs an accelerator."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+
+from flagbot.kernels.ops._reduce import ReduceConfig
+from flagbot.kernels.ops._rows import RowsConfig
+from flagbot.kernels.spec import Case
+
+from .closeness import assert_close, seeded_randn
+from .standin import forbid_cuda, standin_device
+
+ROOT = Path(__file__).resolve().parents[2]
+cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
+                              reason="stand-in timing runs interpreted kernels on CPU tensors")
+
+
+@pytest.fixture(scope="module")
+def tiles() -> ModuleType:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("bench_row_tiles",
+                                                  ROOT / "benchmarks" / "bench_row_tiles.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@cpu_only
+@pytest.mark.parametrize(("op", "shape", "dim", "kind"), [
+    ("softmax", (9, 13), -1, RowsConfig), ("log_softmax", (5, 33), -1, RowsConfig),
+    ("sum", (6, 19), 1, ReduceConfig), ("mean", (21, 5, 3), 0, ReduceConfig)])
+def test_every_launch_of_a_small_grid_is_exact(tiles: ModuleType, op: str,
+                                               shape: tuple[int, ...], dim: int,
+                                               kind: type) -> None:
+    x = seeded_randn(*shape)
+    configs = tiles.grid(op, x, dim % x.dim())
+    assert configs and all(isinstance(c, kind) for c in configs)
+    assert len({tiles.label(c) for c in configs}) == len(configs)
+    if op in ("softmax", "log_softmax"):
+        args, kwargs = (x,), {"dim": dim}
+        expected = getattr(torch, op)(x.double(), dim)
+    else:
+        args, kwargs = (x, [dim]), {}
+        expected = getattr(torch, op)(x.double(), dim)
+    for cfg in configs[::3]:  # every third: each rows / tile / warps value still appears
+        assert_close(op, tiles.call(op, args, kwargs, cfg)(), expected, shape[dim])
+
+
+def test_parse_case_reads_ids_with_parameters(tiles: ModuleType) -> None:
+    assert tiles.parse_case("5x16384x513[dim=0]") == Case((5, 16384, 513), {"dim": 0})
+    assert tiles.parse_case("127x59[approximate=tanh]").params == {"approximate": "tanh"}
+    assert tiles.parse_case("4096x50257") == Case((4096, 50257))
+
+
+@cpu_only
+def test_a_shape_is_timed_through_the_device_module(tiles: ModuleType,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    called = forbid_cuda(monkeypatch)
+    r = tiles.time_shape(("sum", Case((30, 7), {"dim": 0}), torch.float32, "slice"),
+                         standin_device())
+    assert called == []
+    assert {"torch", "picked", r["best"]} <= set(r["us"]) and r["best"] != "picked"
+    assert r["vs_torch_best"] > 0
+
+
+def test_shapes_come_from_a_results_file(tiles: ModuleType) -> None:
+    results = ROOT / "benchmarks" / "results" / "kernels-h100-2026-11-26.json.gz"
+    picked = tiles.from_results(results, 0.6, 3, ["sum", "softmax"])
+    assert {op for op, _, _, _ in picked} == {"sum", "softmax"} and len(picked) <= 6
+    assert all(isinstance(c, Case) for _, c, _, _ in picked)
+    assert tiles.guards(["mean"]) and all(op == "mean" for op, _, _, _ in tiles.guards(["mean"]))
+
+
+@cpu_only
+def test_without_an_accelerator_or_with_an_unknown_op_it_exits_2(
+        tiles: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    assert tiles.main(["--ops", "mm"]) == 2
+    assert "not among" in capsys.readouterr().err
+    assert tiles.main(["--ops", "sum"]) == 2
+    assert "needs an accelerator" in capsys.readouterr().err
