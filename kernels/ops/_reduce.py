@@ -21,14 +21,15 @@ from flagbot.kernels.spec import Case, Inputs, OpSpec, numel, randn
 # programs that write fp32 partial sums, summed by a second launch.
 TARGET_PROGRAMS = 1024
 TILE = 4096  # the longest stretch of a contiguous reduced dim one program loads at a time
-# Launch tiles, from one H100 sweep of 57 shapes x up to 84 tiles (2026-11-26, launch-inclusive,
-# benchmarks/bench_row_tiles.py; x torch in brackets). Small tiles and many programs: with
-# 4096-element tiles, 128 columns wide, a dim-0 sum of 1999x3001 bf16 ran on 24 programs and
-# a K split (0.32x) where 32-column tiles need no split (1.40x); only a reduced dim of a few
-# rows over millions of columns wants wide tiles (5x16384x513 fp16 over dim 0: 1024 columns
-# a program 1.25x, 128 0.16x). Rows along a contiguous dim: 1024x71-like sums had 32 programs.
-ROWS_TILE, ROWS_PROGRAMS = 512, 132  # elements a program, programs wanted (contiguous dim)
-COLS_TILE, COLS_PROGRAMS, COLS_WARPS = 512, 2048, 8  # the same across columns
+# Column tiles (the reduced dim not the contiguous one), from one H100 sweep of 45 shapes x up
+# to 84 tiles (2026-11-26, launch-inclusive, benchmarks/bench_row_tiles.py; x torch in
+# brackets), then the three random sweeps: small tiles and many programs. 128 columns by 32
+# rows gave a dim-0 sum of 1999x3001 bf16 24 programs and a split of the reduced dim (0.32x)
+# where 32 columns need no split (1.40x); a few rows over millions of columns want wide tiles
+# (5x16384x513 fp16 over dim 0: 1024 columns a program 1.25x, 128 0.16x), and so do a few rows
+# over fewer columns (2x100000 fp32: 128 columns 1.12x, 32 0.72x). Columns of 16 or fewer keep
+# the earlier deep tiles (9581360x2 bf16 over dim 0: 2 x 2048 0.99x, 32 x 16 0.20x).
+COLS_TILE, COLS_PROGRAMS, COLS_WARPS = 512, 2048, 8
 # A reduced dim this short with inner > 1 (a [16384, 3, 256] tensor over dim 1): one program
 # per block of outputs, each walking its few rows, instead of column tiles that are mostly
 # masked rows (0.33x torch on an H100, 2026-11-26, for that shape in bf16). With one outer
@@ -112,19 +113,26 @@ class ReduceConfig:
     warps: int
 
 
-def cols_tile(outer: int, r: int, inner: int) -> tuple[int, int]:
-    """(columns, rows of the reduced dim) a program takes where the reduced dim is not the
-    contiguous one: the widest column tile that still gives COLS_PROGRAMS programs (32 where
-    none does), COLS_TILE elements deep, 256 at least."""
-    block_i = 32
-    for width in (1024, 512, 256, 128, 64):
+def cols_tile(outer: int, r: int, inner: int) -> tuple[int, int, int]:
+    """(columns, rows of the reduced dim, warps) a program takes where the reduced dim is not
+    the contiguous one: the widest column tile that still gives COLS_PROGRAMS programs, but
+    never narrower than ~1024 elements of a short reduced dim need (32 columns at least),
+    COLS_TILE elements deep and 256 at least; up to 16 columns, all of them, 4096 deep."""
+    if inner <= 16:
+        block_i = next_power_of_2(inner)
+        return block_i, min(next_power_of_2(r), TILE // block_i), 4
+    narrowest = max(32, min(128, 1024 // next_power_of_2(r)))
+    block_i = narrowest
+    for width in (1024, 512, 256, 128, 64, 32):
+        if width < narrowest:
+            break
         if width <= 2 * next_power_of_2(inner) and outer * cdiv(inner, width) >= COLS_PROGRAMS:
             block_i = width
             break
     block_r = max(1, min(next_power_of_2(r), COLS_TILE // block_i))
     while block_r * block_i < 256:
         block_r *= 2
-    return block_i, block_r
+    return block_i, block_r, COLS_WARPS
 
 
 def lines(x: torch.Tensor, d: int) -> tuple[int, int, int] | None:
@@ -177,10 +185,8 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
     kernel: Any
     if inner == 1:
         block_r = min(next_power_of_2(r), TILE)
-        rows = max(1, ROWS_TILE // block_r)
-        while rows > 1 and cdiv(outer, rows) < ROWS_PROGRAMS:
-            rows //= 2
-        warps = max(1, min(8, block_r * rows // 256))
+        rows = max(1, TILE // block_r)
+        warps = 4 if block_r * rows <= 2048 else 8
         if config is not None:
             block_r, rows, warps = config.block_r, config.block_o, config.warps
         grid_rows = cdiv(outer, rows)
@@ -203,8 +209,7 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
                                       BLOCK=block, num_warps=4)
         return
     else:
-        block_i, block_r = cols_tile(outer, r, inner)
-        warps = COLS_WARPS
+        block_i, block_r, warps = cols_tile(outer, r, inner)
         if config is not None:
             block_r, block_i, warps = config.block_r, config.block_o, config.warps
         tiles_i = cdiv(inner, block_i)

@@ -31,8 +31,10 @@ LONG_BLOCK, LONG_WARPS = 8192, 16
 ROW_TILE = 4096  # elements per program when several short rows share one
 COLS_PROGRAMS = 512  # programs wanted by the column kernel (earlier dims)
 # Below / above these: copy, then rows (13x4951 bf16 transposed, one program of 16 columns
-# walking 4951 rows twice: 0.22x torch on an H100, 2026-11-26)
-FEW_COLUMN_PROGRAMS, LONG_COLUMNS = 32, 1024
+# walking 4951 rows twice: 0.22x torch on an H100, 2026-11-26, 1.07x copied); under
+# COPY_MIN_ELEMENTS the copy's own launch costs more (2048x2 fp16 over dim 0: 1.43x walked,
+# 0.85x copied)
+FEW_COLUMN_PROGRAMS, LONG_COLUMNS, COPY_MIN_ELEMENTS = 32, 1024, 8192
 
 
 def row_block(n: int) -> int:
@@ -244,7 +246,7 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
     if inner == 1:
         _launch_rows(src.view(-1, r), out, log, max_row_block, config)
     elif (src.numel() // (r * inner)) * cdiv(inner, 64) < FEW_COLUMN_PROGRAMS \
-            and r >= LONG_COLUMNS:
+            and r >= LONG_COLUMNS and r * inner > COPY_MIN_ELEMENTS:
         # A few columns down a long dim (softmax along the rows of a transposed [11, 200064]
         # tensor): the column kernel would give one program per 64 columns, each walking the
         # whole dim twice (0.04x torch on an H100). One copy that makes the dim last, then

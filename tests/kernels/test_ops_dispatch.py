@@ -180,7 +180,10 @@ def test_softmax_few_columns_down_a_long_dim_copies_then_runs_rows(
         fn: object, monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
     from flagbot.kernels.ops import _rows
 
-    monkeypatch.setattr(_rows, "LONG_COLUMNS", 16)  # the real threshold is 8192 rows
+    # the real thresholds: 1024 rows, 8192 elements
+    monkeypatch.setattr(_rows, "LONG_COLUMNS", 16)
+    monkeypatch.setattr(_rows, "COPY_MIN_ELEMENTS", 0)
+    monkeypatch.setattr(_rows, "_softmax_cols_kernel", None)  # taken, it would fail
     x = seeded_randn(40, 5, device=device).t()  # softmax along dim -1 walks a stride-5 dim
     ref = torch.softmax if fn is softmax else torch.log_softmax
     for dim in (-1, 0):
@@ -330,12 +333,14 @@ def test_reduction_tiles_can_be_forced(shape: tuple[int, ...], dim: int,
 
 
 def test_reduction_and_softmax_tiles_follow_the_measured_rules() -> None:
-    # few rows over millions of columns: wide tiles, one row deep; otherwise 32 columns deep
-    # enough that no K split is needed (the H100 sweep's picks)
-    assert _reduce.cols_tile(1, 5, 16384 * 513) == (1024, 1)
-    assert _reduce.cols_tile(1, 4097, 4097) == (32, 16)
-    assert _reduce.cols_tile(1, 2, 277) == (32, 8)  # never under 256 elements a program
-    assert _reduce.cols_tile(512, 127, 1024) == (256, 2)
+    # few rows over millions of columns: wide tiles, one row deep; a long reduced dim: 32
+    # columns, deep enough that no split is needed; a short one: 128 columns at least; 16
+    # columns or fewer: all of them, deep (the H100 sweeps' picks)
+    assert _reduce.cols_tile(1, 5, 16384 * 513) == (1024, 1, 8)
+    assert _reduce.cols_tile(1, 4097, 4097) == (32, 16, 8)
+    assert _reduce.cols_tile(1, 2, 100000) == (128, 2, 8)
+    assert _reduce.cols_tile(512, 127, 1024) == (256, 2, 8)
+    assert _reduce.cols_tile(1, 9581360, 2) == (2, 2048, 4)
     assert _rows.softmax_rows_config(153582, 256) == _rows.RowsConfig(4, 2)
     assert _rows.softmax_rows_config(168284, 8) == _rows.RowsConfig(32, 4)
     assert _rows.softmax_rows_config(300, 64) == _rows.RowsConfig(1, 2)  # programs first
