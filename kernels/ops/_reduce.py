@@ -30,6 +30,7 @@ TILE = 4096  # the longest stretch of a contiguous reduced dim one program loads
 # over fewer columns (2x100000 fp32: 128 columns 1.12x, 32 0.72x). Columns of 16 or fewer keep
 # the earlier deep tiles (9581360x2 bf16 over dim 0: 2 x 2048 0.99x, 32 x 16 0.20x).
 COLS_TILE, COLS_PROGRAMS, COLS_WARPS = 512, 2048, 8
+SHORT_ROWS_TILE, SHORT_ROWS_PROGRAMS = 512, 132  # see rows_tile
 # A reduced dim this short with inner > 1 (a [16384, 3, 256] tensor over dim 1): one program
 # per block of outputs, each walking its few rows, instead of column tiles that are mostly
 # masked rows (0.33x torch on an H100, 2026-11-26, for that shape in bf16). With one outer
@@ -113,6 +114,21 @@ class ReduceConfig:
     warps: int
 
 
+def rows_tile(outer: int, block_r: int) -> tuple[int, int]:
+    """(rows, warps) a program takes where the reduced dim is the contiguous one, `block_r` (a
+    power of two) of it at a time. Rows of 64-256: SHORT_ROWS_TILE elements and enough programs
+    (H100, 2026-11-26, x torch: 1024x71 fp32 sum 0.53x with 32 rows a program, 1.18x with 4;
+    16384x8x127 bf16 mean 0.64x -> 1.61x); shorter and longer rows lost with small tiles
+    (1024x5x17 bf16 1.10x -> 0.80x, 498x266x268 fp16 1.14x -> 0.65x): 4096 elements."""
+    if 64 <= block_r <= 256:
+        rows = SHORT_ROWS_TILE // block_r
+        while rows > 1 and cdiv(outer, rows) < SHORT_ROWS_PROGRAMS:
+            rows //= 2
+        return rows, max(1, block_r * rows // 256)
+    rows = max(1, TILE // block_r)
+    return rows, 4 if block_r * rows <= 2048 else 8
+
+
 def cols_tile(outer: int, r: int, inner: int) -> tuple[int, int, int]:
     """(columns, rows of the reduced dim, warps) a program takes where the reduced dim is not
     the contiguous one: the widest column tile that still gives COLS_PROGRAMS programs, but
@@ -185,8 +201,7 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
     kernel: Any
     if inner == 1:
         block_r = min(next_power_of_2(r), TILE)
-        rows = max(1, TILE // block_r)
-        warps = 4 if block_r * rows <= 2048 else 8
+        rows, warps = rows_tile(outer, block_r)
         if config is not None:
             block_r, rows, warps = config.block_r, config.block_o, config.warps
         grid_rows = cdiv(outer, rows)

@@ -341,6 +341,10 @@ def test_reduction_and_softmax_tiles_follow_the_measured_rules() -> None:
     assert _reduce.cols_tile(1, 2, 100000) == (128, 2, 8)
     assert _reduce.cols_tile(512, 127, 1024) == (256, 2, 8)
     assert _reduce.cols_tile(1, 9581360, 2) == (2, 2048, 4)
+    assert _reduce.rows_tile(1024, 128) == (4, 2)  # rows of 64-256: small tiles
+    assert _reduce.rows_tile(200, 128) == (1, 1)  # ... and programs first
+    assert _reduce.rows_tile(5120, 32) == (128, 8)  # shorter rows: 4096 elements
+    assert _reduce.rows_tile(132468, 512) == (8, 8)  # longer rows too
     assert _rows.softmax_rows_config(153582, 256) == _rows.RowsConfig(4, 2)
     assert _rows.softmax_rows_config(168284, 8) == _rows.RowsConfig(32, 4)
     assert _rows.softmax_rows_config(300, 64) == _rows.RowsConfig(1, 2)  # programs first
