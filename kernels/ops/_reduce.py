@@ -22,13 +22,13 @@ from flagbot.kernels.spec import Case, Inputs, OpSpec, numel, randn
 TARGET_PROGRAMS = 1024
 TILE = 4096  # the longest stretch of a contiguous reduced dim one program loads at a time
 # Column tiles (the reduced dim not the contiguous one), from one H100 sweep of 45 shapes x up
-# to 84 tiles (2026-11-26, launch-inclusive, benchmarks/bench_row_tiles.py; x torch in
-# brackets), then the three random sweeps: small tiles and many programs. 128 columns by 32
-# rows gave a dim-0 sum of 1999x3001 bf16 24 programs and a split of the reduced dim (0.32x)
-# where 32 columns need no split (1.40x); a few rows over millions of columns want wide tiles
-# (5x16384x513 fp16 over dim 0: 1024 columns a program 1.25x, 128 0.16x), and so do a few rows
-# over fewer columns (2x100000 fp32: 128 columns 1.12x, 32 0.72x). Columns of 16 or fewer keep
-# the earlier deep tiles (9581360x2 bf16 over dim 0: 2 x 2048 0.99x, 32 x 16 0.20x).
+# to 84 tiles (2026-11-26, launch-inclusive, benchmarks/bench_row_tiles.py), then three
+# 200-shape random sweeps (x torch, before -> after): as many programs as fill the device
+# several times (8191x1023 bf16 mean over dim 0: 32 columns by 16 rows, 1.30x in the tile
+# sweep); wide tiles for a few rows over many columns (5x16384x513 fp16 over dim 0: 128
+# columns 0.16x -> 1024 columns 1.19x; 13x4194304 bf16 0.32x -> 1.09x), 128 columns at least
+# for 8 rows or fewer (2x100000 fp32: 32 columns 0.72x, 128 1.12x). Columns of 16 or fewer
+# keep the earlier deep tiles (9581360x2 bf16 over dim 0: 32 columns 0.20x, 2 x 2048 1.16x).
 COLS_TILE, COLS_PROGRAMS, COLS_WARPS = 512, 2048, 8
 SHORT_ROWS_TILE, SHORT_ROWS_PROGRAMS = 512, 132  # see rows_tile
 # A reduced dim this short with inner > 1 (a [16384, 3, 256] tensor over dim 1): one program
@@ -117,9 +117,10 @@ class ReduceConfig:
 def rows_tile(outer: int, block_r: int) -> tuple[int, int]:
     """(rows, warps) a program takes where the reduced dim is the contiguous one, `block_r` (a
     power of two) of it at a time. Rows of 64-256: SHORT_ROWS_TILE elements and enough programs
-    (H100, 2026-11-26, x torch: 1024x71 fp32 sum 0.53x with 32 rows a program, 1.18x with 4;
-    16384x8x127 bf16 mean 0.64x -> 1.61x); shorter and longer rows lost with small tiles
-    (1024x5x17 bf16 1.10x -> 0.80x, 498x266x268 fp16 1.14x -> 0.65x): 4096 elements."""
+    (H100 random sweeps, 2026-11-26, x torch: 1024x71 fp32 sum 0.53x with 32 rows a program,
+    1.16x with 4; 16384x8x127 bf16 mean 0.64x -> 1.60x); shorter and longer rows lost with
+    small tiles (1024x5x17 bf16 1.10x -> 0.80x, 498x266x268 fp16 1.14x -> 0.65x): 4096
+    elements, as before."""
     if 64 <= block_r <= 256:
         rows = SHORT_ROWS_TILE // block_r
         while rows > 1 and cdiv(outer, rows) < SHORT_ROWS_PROGRAMS:

@@ -74,9 +74,10 @@ class RowsConfig:
 
 
 # softmax's short rows: small tiles, 2-4 warps, enough programs (H100, 2026-11-26, 38 shapes x
-# up to 40 launches, benchmarks/bench_row_tiles.py; x torch): 4096-element tiles at 8 warps
-# left 33x4654x129 bf16 at 0.56x, 64x2207x129 fp16 log_softmax at 0.39x; 4 rows of 256 at 2
-# warps 1.03x, 0.96x. Rows of 2048 and more keep the shared tile and warps.
+# up to 40 launches, benchmarks/bench_row_tiles.py, then three random sweeps; x torch):
+# 4096-element tiles at 8 warps left 33x4654x129 bf16 at 0.56x, 64x2207x129 fp16 log_softmax
+# at 0.39x; 4 rows of 256 at 2 warps 1.03x, 0.95x. Rows of 2048 and more keep the shared tile
+# and warps.
 SHORT_ROWS_TILE, TINY_ROWS_TILE, SHORT_ROWS_PROGRAMS = 1024, 256, 264
 
 
