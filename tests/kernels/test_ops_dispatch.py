@@ -360,3 +360,15 @@ def test_wide_column_tiles_sum_exactly(dtype: torch.dtype, device: torch.device)
         got = reduce_dim(x, [0], False, mean, None, config=_reduce.ReduceConfig(1, 1024, 8))
         assert_close("mean" if mean else "sum", got,
                      (torch.mean if mean else torch.sum)(x.double(), 0), 3)
+
+
+def test_expanded_inputs_reduce_like_torch(device: torch.device) -> None:
+    # a broadcast view (stride 0) reduced over its repeated dim or beside it: read in place
+    # where the kept dims allow it, copied otherwise, the sum torch gives either way
+    base = seeded_randn(5, 1, 3, device=device)
+    x = base.expand(5, 7, 3)
+    for dim in range(3):
+        for mean in (False, True):
+            expected = (torch.mean if mean else torch.sum)(x.double(), dim)
+            assert_close("mean" if mean else "sum", reduce_dim(x, [dim], False, mean, None),
+                         expected, x.shape[dim])
