@@ -48,8 +48,32 @@ def extract(folder: Path, ref: str, dest: Path) -> tuple[Path, str]:
         raise CompareError(f"--compare-to {ref}: {rel} does not exist at {sha[:12]}")
     data = _git(top, "archive", "--format=tar", sha, "--", rel)
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")
+        _extract_data(tar, dest)
     return dest / rel, sha
+
+
+def _extract_data(tar: tarfile.TarFile, dest: Path) -> None:
+    """Extract `tar` under `dest` refusing what escapes it (absolute names, `..`, links out,
+    devices): tarfile's "data" filter where this Python has it, the same checks by hand on
+    Pythons without extraction filters (before 3.10.12 / 3.11.4, e.g. Debian 12's 3.11.2)."""
+    if hasattr(tarfile, "data_filter"):
+        try:
+            tar.extractall(dest, filter="data")
+        except tarfile.FilterError as exc:
+            raise CompareError(f"--compare-to: the archive cannot be extracted safely: {exc}") \
+                from None
+        return
+    root = dest.resolve()
+    for member in tar.getmembers():
+        target = (root / member.name).resolve()
+        link = (target.parent / member.linkname).resolve() if member.issym() else (
+            (root / member.linkname).resolve() if member.islnk() else target)
+        inside = all(p == root or root in p.parents for p in (target, link))
+        if not inside or not (member.isfile() or member.isdir() or member.issym()
+                              or member.islnk()):
+            raise CompareError(f"--compare-to: the archive's {member.name!r} would land "
+                               f"outside {dest} or is not a plain file")
+    tar.extractall(dest)  # noqa: S202 - every member checked above
 
 
 def _inside_repository(folder: Path) -> bool:

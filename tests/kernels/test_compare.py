@@ -3,14 +3,16 @@ a head that behaves like its base passes. The repository is a real git repositor
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
 
-from flagbot.kernels import gates
+from flagbot.kernels import compare, gates
 from flagbot.kernels.cli import main
 from flagbot.kernels.compare import CompareError, extract
 
@@ -105,3 +107,35 @@ def test_compare_verdict_on_accuracy() -> None:
     assert gates.compare_verdict(False, True, None, t, "r").status == "regression"
     assert gates.compare_verdict(False, False, None, t, "r").status == "not compared"
     assert gates.compare_verdict(True, None, None, t, "r").status == "new"
+
+
+def _tar(*names: str) -> tarfile.TarFile:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"ok"))
+    buf.seek(0)
+    return tarfile.open(fileobj=buf)
+
+
+@pytest.mark.parametrize("filters", [True, False], ids=["data-filter", "no-filters"])
+def test_the_base_archive_never_lands_outside_its_folder(filters: bool, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Pythons before 3.11.4 have no extraction filters: the same refusals by hand
+    if not filters:
+        monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    dest = tmp_path / "out"
+    dest.mkdir()
+    compare._extract_data(_tar("backends/x.py"), dest)
+    assert (dest / "backends" / "x.py").read_bytes() == b"ok"
+    with pytest.raises(compare.CompareError, match="outside|safely"):
+        compare._extract_data(_tar("../evil.py"), dest)
+    assert not (tmp_path / "evil.py").exists()
+    outside = tmp_path / "abs-evil.py"
+    try:  # an absolute name: refused, or (the data filter) made relative
+        compare._extract_data(_tar(str(outside)), dest)
+    except compare.CompareError:
+        pass
+    assert not outside.exists()
