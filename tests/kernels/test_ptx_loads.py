@@ -43,10 +43,21 @@ def _gemv(split: bool) -> dict[str, Any]:
                 "ALIGN_R": 16, "ALIGN_K": alignment(8191), "SPLIT": split}}
 
 
+def _sum_cols(align: int) -> dict[str, Any]:
+    # mean over dim 1 of a 512x127x1024 bf16 slice of rows 1064 wide, read in place: rows of
+    # the reduced dim 1064 apart (16-byte aligned, which Triton cannot see: 1064 is not a
+    # multiple of 16), outer slices 127 * 1064 apart; 1024 columns, which Triton marks as a
+    # multiple of 16 itself.
+    return {"kernel": "flagbot.kernels.ops._reduce:_sum_cols_kernel", "pointer": "*bf16",
+            "warps": 8, "stages": 3, "divisible": ["inner", "outer_total"], "constexprs": {
+                "BLOCK_R": 2, "BLOCK_I": 256, "ALIGN": align}}
+
+
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, str]:
     specs = {"mm_stated": _mm(alignment(1080)), "mm_bare": _mm(1),
-             "gemv_unsplit": _gemv(False), "gemv_split": _gemv(True)}
+             "gemv_unsplit": _gemv(False), "gemv_split": _gemv(True),
+             "sum_stated": _sum_cols(alignment(1064, 127 * 1064)), "sum_bare": _sum_cols(1)}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(HERE / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -78,3 +89,15 @@ def test_unsplit_gemv_does_not_read_the_split_index(ptx: dict[str, str]) -> None
     # on an H100; unsplit, the kernel must not depend on the grid's second axis at all.
     assert "%ctaid.y" not in ptx["gemv_unsplit"]
     assert "%ctaid.y" in ptx["gemv_split"]
+
+
+def test_strided_column_sums_load_vectors_once_the_strides_alignment_is_stated(
+        ptx: dict[str, str]) -> None:
+    # a sliced input read in place: its row stride (1064) is 16-byte aligned but not a multiple
+    # of 16 elements, so only the kernel's own ALIGN rewrite shows the compiler that each row
+    # segment starts on 16 bytes
+    # (the rules' tile, 2 rows x 256 columns on 8 warps, gives each thread 2 neighbouring
+    # elements: one 4-byte load where the start is known aligned, two 2-byte ones where not)
+    assert alignment(1064, 127 * 1064) == 8
+    assert "ld.global.b32" in ptx["sum_stated"] and "ld.global.b16" not in ptx["sum_stated"]
+    assert "ld.global.b16" in ptx["sum_bare"]
