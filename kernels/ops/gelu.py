@@ -7,10 +7,21 @@ import torch
 from flagbot.kernels.ops._pointwise import check_operands, pointwise
 from flagbot.kernels.spec import Case, OpSpec, elementwise_bytes, numel, unary_inputs
 
-# 16-bit: 16 elements per thread at 4 warps; erf's arithmetic, not memory, is the limit there,
-# and independent elements per thread hide it (H200, 2026-11-26, 100,000,007 bf16 elements:
-# 2048/4 130 us, 1024/4 131, 2048/8 134, 4096/4 155; torch 134).
+# 16-bit, large: 16 elements per thread at 4 warps; erf's arithmetic, not memory, is the limit
+# there, and independent elements per thread hide it (H200, 2026-11-26, 100,000,007 bf16
+# elements: 2048/4 130 us, 1024/4 131, 2048/8 134, 4096/4 155; torch 134).
 BLOCK_16 = (2048, 4)
+# 16-bit under LARGE elements: 8 a thread, as fp32 gelu and every other elementwise op take.
+# Not yet timed on its own; the reason is the three random sweeps on an H100 (2026-11-26):
+# 16-bit gelu rows under 2^20 elements fell under 0.95x torch 199 times in 267 (short
+# kernels: per-thread latency, not throughput), fp32 gelu (8 elements a thread) 11 in 112,
+# 16-bit silu (the same launch, 8 elements a thread) 1 in 383 at any size.
+SMALL_BLOCK_16, LARGE = (2048, 8), 1 << 24
+
+
+def block_16(numel: int) -> tuple[int, int]:
+    """(elements per program, warps) of 16-bit GELU for `numel` elements."""
+    return BLOCK_16 if numel >= LARGE else SMALL_BLOCK_16
 
 
 def gelu(x: torch.Tensor, *, approximate: str = "none") -> torch.Tensor:
@@ -23,7 +34,7 @@ def gelu(x: torch.Tensor, *, approximate: str = "none") -> torch.Tensor:
     else:
         # 16-bit outputs round far above the fast erf's error (< 1.5e-7 absolute).
         op = "gelu_fast" if x.element_size() == 2 else "gelu"
-    return pointwise(op, [x], block_16=BLOCK_16)
+    return pointwise(op, [x], block_16=block_16(x.numel()))
 
 
 SPEC = OpSpec(

@@ -372,3 +372,25 @@ def test_expanded_inputs_reduce_like_torch(device: torch.device) -> None:
             expected = (torch.mean if mean else torch.sum)(x.double(), dim)
             assert_close("mean" if mean else "sum", reduce_dim(x, [dim], False, mean, None),
                          expected, x.shape[dim])
+
+
+def test_16_bit_gelu_launch_follows_its_size(monkeypatch: pytest.MonkeyPatch,
+                                             device: torch.device) -> None:
+    # short 16-bit GELU kernels take 8 elements a thread, large ones 16 (erf's arithmetic is
+    # hidden by more independent elements per thread only when there is throughput to win)
+    from flagbot.kernels.ops import gelu as gelu_module
+
+    assert gelu_module.block_16(4096) == (2048, 8)
+    assert gelu_module.block_16(1 << 24) == (2048, 4)
+    seen: list[tuple[int, int]] = []
+    real = gelu_module.pointwise
+
+    def spy(op: str, xs: list[torch.Tensor], **kw: object) -> torch.Tensor:
+        seen.append(kw["block_16"])  # type: ignore[arg-type]
+        return real(op, xs, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gelu_module, "pointwise", spy)
+    x = seeded_randn(37, 5, dtype=torch.float16, device=device)
+    out = gelu_module.gelu(x)
+    assert seen == [(2048, 8)]
+    assert_close("gelu", out, torch.nn.functional.gelu(x.double()), 1)
