@@ -75,18 +75,28 @@ def parse_shape(text: str) -> tuple[Case, torch.dtype, str]:
         parts[2] if len(parts) > 2 else "contiguous"
 
 
-def from_results(path: Path, below: float, limit: int) -> list[tuple[Case, torch.dtype, str]]:
-    """The mm rows of a bench_kernels results file under `below` times torch, worst first,
-    spread over the sweeps (every `step`-th so that `limit` rows cover the whole range)."""
+def result_rows(path: Path) -> list[dict[str, Any]]:
+    """Every row of a bench_kernels results file (JSON, or gzipped JSON): random and fixed."""
     opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt") as fh:
         data = json.load(fh)
-    rows = [r for sweep in data.get("random", []) for r in sweep["rows"]] + data.get("rows", [])
-    bad = sorted((r for r in rows if r["op"] == "mm" and r.get("vs_torch") is not None
+    return [r for sweep in data.get("random", []) for r in sweep["rows"]] + data.get("rows", [])
+
+
+def worst_spread(rows: list[dict[str, Any]], op: str, below: float,
+                 limit: int) -> list[dict[str, Any]]:
+    """`op`'s rows under `below` times torch, worst first, spread over the range (every
+    `step`-th, so that `limit` rows cover all of it)."""
+    bad = sorted((r for r in rows if r["op"] == op and r.get("vs_torch") is not None
                   and r["vs_torch"] < below), key=lambda r: r["vs_torch"])
     step = max(1, len(bad) // max(1, limit))
+    return bad[::step][:limit]
+
+
+def from_results(path: Path, below: float, limit: int) -> list[tuple[Case, torch.dtype, str]]:
+    """The mm rows of a bench_kernels results file under `below` times torch (worst_spread)."""
     return [(Case(tuple(int(x) for x in r["case"].split("x"))), DTYPES[r["dtype"]], r["layout"])
-            for r in bad[::step][:limit]]
+            for r in worst_spread(result_rows(path), "mm", below, limit)]
 
 
 def guards() -> list[tuple[Case, torch.dtype, str]]:
@@ -114,13 +124,35 @@ def _compile(jobs: list[tuple[tuple[int, ...], str, str]]) -> int:
     return done
 
 
-def warm(shapes: list[tuple[Case, torch.dtype, str]], workers: int) -> float:
+def spread(worker: Callable[[list[Any]], int], jobs: list[Any], workers: int) -> float:
+    """Run `worker` over `jobs` dealt round-robin to `workers` spawned processes (each compiles
+    its share, so that the timing pass finds every kernel in Triton's cache); seconds taken."""
     began = time.perf_counter()
-    jobs = [(c.shape, str(d)[6:], lay) for c, d, lay in shapes]
     chunks = [jobs[i::workers] for i in range(workers)]
     with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        pool.map(_compile, [c for c in chunks if c])
+        pool.map(worker, [c for c in chunks if c])
     return time.perf_counter() - began
+
+
+def warm(shapes: list[tuple[Case, torch.dtype, str]], workers: int) -> float:
+    return spread(_compile, [(c.shape, str(d)[6:], lay) for c, d, lay in shapes], workers)
+
+
+def time_all(shapes: list[Any], workers: int, compile_all: Callable[[list[Any], int], float],
+             time_one: Callable[[Any], dict[str, Any]], line: Callable[[dict[str, Any]], str],
+             json_path: Path | None, dev: Device) -> list[dict[str, Any]]:
+    """Compile every shape's grid first (`compile_all`), then time shape by shape, printing
+    `line` of each result and rewriting `json_path` after every shape."""
+    print(f"{len(shapes)} shapes; compiling in {workers} processes", flush=True)
+    print(f"compiled in {compile_all(shapes, workers):.0f} s", flush=True)
+    out: list[dict[str, Any]] = []
+    meta = bench_kernels.metadata(dev)
+    for shape in shapes:
+        out.append(time_one(shape))
+        if json_path:  # after every shape: a run cut off keeps what it measured
+            json_path.write_text(json.dumps({"device": meta, "rows": out}))
+        print(line(out[-1]), flush=True)
+    return out
 
 
 def time_shape(case: Case, dtype: torch.dtype, layout: str, dev: Device) -> dict[str, Any]:
@@ -162,18 +194,11 @@ def main(argv: Iterable[str] | None = None) -> int:
               else from_results(args.results, args.below, args.limit))
     if not args.no_guards:
         shapes += guards()
-    print(f"{len(shapes)} shapes; compiling in {args.workers} processes", flush=True)
-    print(f"compiled in {warm(shapes, args.workers):.0f} s", flush=True)
-    out: list[dict[str, Any]] = []
-    meta = bench_kernels.metadata(dev)
-    for case, dtype, layout in shapes:
-        r = time_shape(case, dtype, layout, dev)
-        out.append(r)
-        if args.json:  # after every shape: a run cut off keeps what it measured
-            args.json.write_text(json.dumps({"device": meta, "rows": out}))
-        print(f"{r['case']:>18} {r['dtype']:9} {r['layout']:10} torch {r['us']['torch']:8.1f} "
-              f"picked {r['vs_torch_picked']:5.2f} ({r['picked_config']}) "
-              f"best {r['vs_torch_best']:5.2f} ({r['best']})", flush=True)
+    time_all(shapes, args.workers, warm, lambda shape: time_shape(*shape, dev),
+             lambda r: (f"{r['case']:>18} {r['dtype']:9} {r['layout']:10} "
+                        f"torch {r['us']['torch']:8.1f} picked {r['vs_torch_picked']:5.2f} "
+                        f"({r['picked_config']}) best {r['vs_torch_best']:5.2f} ({r['best']})"),
+             args.json, dev)
     return 0
 
 

@@ -13,11 +13,7 @@ pass it shares: the rules in _reduce.py and _rows.py come from such runs.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
-import multiprocessing
 import sys
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -35,7 +31,7 @@ from flagbot.kernels.spec import Case
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_kernels  # noqa: E402 - the benchmark's own folder, found by path
-from bench_mm_tiles import DTYPES, REPS  # noqa: E402
+from bench_mm_tiles import DTYPES, REPS, result_rows, spread, time_all, worst_spread  # noqa: E402
 
 OPS_TUNED = ("sum", "mean", "softmax", "log_softmax")
 Config = ReduceConfig | RowsConfig
@@ -130,18 +126,11 @@ def _inputs(shape: Shape, dev: Device) -> tuple[tuple[Any, ...], dict[str, Any]]
 
 
 def from_results(path: Path, below: float, limit: int, ops: Iterable[str]) -> list[Shape]:
-    opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as fh:
-        data = json.load(fh)
-    rows = [r for sweep in data.get("random", []) for r in sweep["rows"]] + data.get("rows", [])
-    out: list[Shape] = []
-    for op in ops:
-        bad = sorted((r for r in rows if r["op"] == op and r.get("vs_torch") is not None
-                      and r["vs_torch"] < below), key=lambda r: r["vs_torch"])
-        step = max(1, len(bad) // max(1, limit))
-        out += [(op, parse_case(r["case"]), DTYPES[r["dtype"]], r["layout"])
-                for r in bad[::step][:limit]]
-    return out
+    """Each op's rows of a bench_kernels results file under `below` times torch, `limit` per op
+    (bench_mm_tiles.worst_spread)."""
+    rows = result_rows(path)
+    return [(op, parse_case(r["case"]), DTYPES[r["dtype"]], r["layout"])
+            for op in ops for r in worst_spread(rows, op, below, limit)]
 
 
 def guards(ops: Iterable[str]) -> list[Shape]:
@@ -167,12 +156,7 @@ def _compile(jobs: list[tuple[str, str, str, str]]) -> int:
 
 
 def warm(shapes: list[Shape], workers: int) -> float:
-    began = time.perf_counter()
-    jobs = [(op, c.id, str(d)[6:], lay) for op, c, d, lay in shapes]
-    chunks = [jobs[i::workers] for i in range(workers)]
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        pool.map(_compile, [c for c in chunks if c])
-    return time.perf_counter() - began
+    return spread(_compile, [(op, c.id, str(d)[6:], lay) for op, c, d, lay in shapes], workers)
 
 
 def time_shape(shape: Shape, dev: Device) -> dict[str, Any]:
@@ -220,18 +204,11 @@ def main(argv: Iterable[str] | None = None) -> int:
     shapes = from_results(args.results, args.below, args.limit, ops)
     if not args.no_guards:
         shapes += guards(ops)
-    print(f"{len(shapes)} shapes; compiling in {args.workers} processes", flush=True)
-    print(f"compiled in {warm(shapes, args.workers):.0f} s", flush=True)
-    out: list[dict[str, Any]] = []
-    meta = bench_kernels.metadata(dev)
-    for shape in shapes:
-        r = time_shape(shape, dev)
-        out.append(r)
-        if args.json:  # after every shape: a run cut off keeps what it measured
-            args.json.write_text(json.dumps({"device": meta, "rows": out}))
-        print(f"{r['op']:11} {r['case']:>24} {r['dtype']:9} {r['layout']:10} "
-              f"torch {r['us']['torch']:8.1f} picked {r['vs_torch_picked']:5.2f} "
-              f"best {r['vs_torch_best']:5.2f} ({r['best']})", flush=True)
+    time_all(shapes, args.workers, warm, lambda shape: time_shape(shape, dev),
+             lambda r: (f"{r['op']:11} {r['case']:>24} {r['dtype']:9} {r['layout']:10} "
+                        f"torch {r['us']['torch']:8.1f} picked {r['vs_torch_picked']:5.2f} "
+                        f"best {r['vs_torch_best']:5.2f} ({r['best']})"),
+             args.json, dev)
     return 0
 
 

@@ -6,9 +6,7 @@ rotting between device runs."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,22 +16,16 @@ import torch
 
 from flagbot.kernels.spec import Case
 
+from .benchmarks_support import load_benchmark
 from .standin import forbid_cuda, standin_device
 
-ROOT = Path(__file__).resolve().parents[2]
 cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
                               reason="stand-in rows run interpreted kernels on CPU tensors")
 
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_kernels",
-                                                  ROOT / "benchmarks" / "bench_kernels.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_kernels"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_kernels")
 
 
 @cpu_only

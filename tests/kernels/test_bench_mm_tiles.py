@@ -4,9 +4,6 @@ shapes come from a real results file. The sweep itself needs an accelerator."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -15,23 +12,17 @@ import torch
 from flagbot.kernels.ops.mm import mm
 from flagbot.kernels.spec import Case
 
+from .benchmarks_support import BENCHMARKS, load_benchmark
 from .closeness import assert_close, seeded_randn
 from .standin import forbid_cuda, standin_device
 
-ROOT = Path(__file__).resolve().parents[2]
 cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
                               reason="stand-in timing runs interpreted kernels on CPU tensors")
 
 
 @pytest.fixture(scope="module")
 def tiles() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_mm_tiles",
-                                                  ROOT / "benchmarks" / "bench_mm_tiles.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_mm_tiles")
 
 
 def test_the_grid_fits_the_product(tiles: ModuleType) -> None:
@@ -68,7 +59,7 @@ def test_a_shape_is_timed_through_the_device_module(tiles: ModuleType,
 
 
 def test_shapes_come_from_a_results_file_and_the_command_line(tiles: ModuleType) -> None:
-    results = ROOT / "benchmarks" / "results" / "kernels-h100-2026-11-26.json.gz"
+    results = BENCHMARKS / "results" / "kernels-h100-2026-11-26.json.gz"
     picked = tiles.from_results(results, 0.5, 10)
     assert 1 <= len(picked) <= 10
     assert all(isinstance(c, Case) and len(c.shape) == 3 for c, _, _ in picked)

@@ -5,9 +5,6 @@ file. The sweep itself needs an accelerator."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -17,23 +14,17 @@ from flagbot.kernels.ops._reduce import ReduceConfig
 from flagbot.kernels.ops._rows import RowsConfig
 from flagbot.kernels.spec import Case
 
+from .benchmarks_support import BENCHMARKS, load_benchmark
 from .closeness import assert_close, seeded_randn
 from .standin import forbid_cuda, standin_device
 
-ROOT = Path(__file__).resolve().parents[2]
 cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
                               reason="stand-in timing runs interpreted kernels on CPU tensors")
 
 
 @pytest.fixture(scope="module")
 def tiles() -> ModuleType:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_row_tiles",
-                                                  ROOT / "benchmarks" / "bench_row_tiles.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_row_tiles")
 
 
 @cpu_only
@@ -75,7 +66,7 @@ def test_a_shape_is_timed_through_the_device_module(tiles: ModuleType,
 
 
 def test_shapes_come_from_a_results_file(tiles: ModuleType) -> None:
-    results = ROOT / "benchmarks" / "results" / "kernels-h100-2026-11-26.json.gz"
+    results = BENCHMARKS / "results" / "kernels-h100-2026-11-26.json.gz"
     picked = tiles.from_results(results, 0.6, 3, ["sum", "softmax"])
     assert {op for op, _, _, _ in picked} == {"sum", "softmax"} and len(picked) <= 6
     assert all(isinstance(c, Case) for _, c, _, _ in picked)

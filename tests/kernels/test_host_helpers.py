@@ -3,15 +3,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 import triton
 
 from flagbot.kernels.ops._host import cdiv, next_power_of_2
 
-ROOT = Path(__file__).resolve().parents[2]
+from .benchmarks_support import load_benchmark
 
 
 def test_same_results_as_tritons_helpers() -> None:
@@ -24,11 +21,7 @@ def test_same_results_as_tritons_helpers() -> None:
 
 
 def test_the_planning_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    spec = importlib.util.spec_from_file_location(
-        "bench_host_plan", ROOT / "benchmarks" / "bench_host_plan.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_benchmark("bench_host_plan")
     assert module.main(["--calls", "50"]) == 0
     table = capsys.readouterr().out
     assert "| _host.cdiv |" in table and "| mm_config 4096^3 fp16 |" in table
