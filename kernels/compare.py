@@ -66,8 +66,11 @@ def _extract_data(tar: tarfile.TarFile, dest: Path) -> None:
     root = dest.resolve()
     for member in tar.getmembers():
         target = (root / member.name).resolve()
-        link = (target.parent / member.linkname).resolve() if member.issym() else (
-            (root / member.linkname).resolve() if member.islnk() else target)
+        link = target
+        if member.issym():  # relative to the link's own folder
+            link = (target.parent / member.linkname).resolve()
+        elif member.islnk():  # hard links name a member of the archive
+            link = (root / member.linkname).resolve()
         inside = all(p == root or root in p.parents for p in (target, link))
         if not inside or not (member.isfile() or member.isdir() or member.issym()
                               or member.islnk()):

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import torch
 
-from flagbot.kernels.ops._rows import MAX_ROW_BLOCK, RowsConfig, softmax_any_dim
+from flagbot.kernels.ops._rows import MAX_ROW_BLOCK, softmax_any_dim
 from flagbot.kernels.ops.softmax import CI_CASES, FULL_CASES, make_inputs, reduced_size
 from flagbot.kernels.spec import OpSpec, elementwise_bytes, numel
 
 
 def log_softmax(x: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *,
-                max_row_block: int = MAX_ROW_BLOCK,
-            config: RowsConfig | None = None) -> torch.Tensor:
+                max_row_block: int = MAX_ROW_BLOCK) -> torch.Tensor:
     """log(softmax(x)) along `dim` (aten::log_softmax.int), computed as x - max - log(sum)."""
-    return softmax_any_dim("log_softmax", x, dim, dtype, log=True, max_row_block=max_row_block,
-                           config=config)
+    return softmax_any_dim("log_softmax", x, dim, dtype, log=True, max_row_block=max_row_block)
 
 
 SPEC = OpSpec(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from flagbot.kernels.ops._rows import MAX_ROW_BLOCK, RowsConfig, softmax_any_dim
+from flagbot.kernels.ops._rows import MAX_ROW_BLOCK, softmax_any_dim
 from flagbot.kernels.spec import (
     Case,
     Inputs,
@@ -17,11 +17,9 @@ from flagbot.kernels.spec import (
 
 
 def softmax(x: torch.Tensor, dim: int = -1, dtype: torch.dtype | None = None, *,
-            max_row_block: int = MAX_ROW_BLOCK,
-            config: RowsConfig | None = None) -> torch.Tensor:
+            max_row_block: int = MAX_ROW_BLOCK) -> torch.Tensor:
     """Softmax of `x` along `dim` (aten::softmax.int); `dtype` casts the input first."""
-    return softmax_any_dim("softmax", x, dim, dtype, log=False, max_row_block=max_row_block,
-                           config=config)
+    return softmax_any_dim("softmax", x, dim, dtype, log=False, max_row_block=max_row_block)
 
 
 def make_inputs(case: Case, dtype: torch.dtype, device: torch.device,
