@@ -440,13 +440,13 @@ def planned_rows(args: argparse.Namespace, count: int, seeds: list[int]
     """The fixed rows and each seed's random rows, keyed ("fixed:I", "random:SEED:I") so that
     shards, resumed runs and their merge agree on every row's identity and order."""
     wanted = set(args.ops.split(",")) if args.ops else None
+    cases = set(args.cases.split(",")) if args.cases else None
     fixed: list[tuple[str, Row]] = []
     if "fixed" in args.kinds:
         lo, _, hi = (args.rows or ":").partition(":")
         for i in range(len(SWEEP))[int(lo) if lo else None:int(hi) if hi else None]:
             row = SWEEP[i]
-            if (not wanted or row.op in wanted) and (
-                    not args.cases or row.case.id in args.cases.split(",")):
+            if (not wanted or row.op in wanted) and (not cases or row.case.id in cases):
                 fixed.append((f"fixed:{i}", row))
     ops = [op for op, spec in OPS.items() if spec.generic is not None
            and op in random_shapes.SUPPORTED and (not wanted or op in wanted)]
@@ -454,10 +454,12 @@ def planned_rows(args: argparse.Namespace, count: int, seeds: list[int]
     for seed in seeds if count else []:
         # round-robin over ops, so a sweep cut short still covers every op alike
         drawn = {op: random_shapes.draw_rows(op, count, seed) for op in ops}
+        # --cases re-times some rows of a sweep; they keep their keys, so runs compare row by row
         sweeps[seed] = [(f"random:{seed}:{i * len(ops) + j}",
                          Row(op, drawn[op][i].case, drawn[op][i].dtype, drawn[op][i].layout,
                              memory_bound=op != "mm"))
-                        for i in range(count) for j, op in enumerate(ops)]
+                        for i in range(count) for j, op in enumerate(ops)
+                        if not cases or drawn[op][i].case.id in cases]
     return fixed, sweeps
 
 
@@ -536,7 +538,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="write the results here (after every row)")
     p.add_argument("--markdown", help="write the RESULTS.md tables here")
     p.add_argument("--ops", help="comma-separated op names (default: all)")
-    p.add_argument("--cases", help="comma-separated case ids (e.g. 4096x4096x4096)")
+    p.add_argument("--cases", help="comma-separated case ids (e.g. 4096x4096x4096); with random "
+                   "shapes, only those rows of each sweep, under their keys in the full sweep")
     p.add_argument("--no-flaggems", action="store_true", help="skip FlagGems even if present")
     p.add_argument("--shapes", default="fixed",
                    help="fixed (the sweep below), random or random:N (N per op, default "

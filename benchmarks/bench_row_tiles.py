@@ -86,6 +86,13 @@ def grid(op: str, x: torch.Tensor, d: int) -> list[Config]:
                     if block_r * rows <= 8192 and 32 * warps <= max(32, block_r * rows):
                         out.append(ReduceConfig(block_r, rows, warps))
         return out
+    if inner <= 16:
+        # narrow columns: one tile as wide as they are, up to the whole reduced dim deep
+        block_i = next_power_of_2(inner)
+        for block_r in (256, 512, 1024, 2048, 4096, 8192):
+            if block_r <= max(256, np_r) and block_r * block_i <= 16384:
+                for warps in (4, 8, 16):
+                    out.append(ReduceConfig(block_r, block_i, warps))
     for block_i in (32, 64, 128, 256, 512, 1024):
         if block_i > max(32, 2 * next_power_of_2(inner)):
             continue

@@ -31,6 +31,20 @@ TILE = 4096  # the longest stretch of a contiguous reduced dim one program loads
 # keep the earlier deep tiles (9581360x2 bf16 over dim 0: 32 columns 0.20x, 2 x 2048 1.16x).
 COLS_TILE, COLS_PROGRAMS, COLS_WARPS = 512, 2048, 8
 SHORT_ROWS_TILE, SHORT_ROWS_PROGRAMS = 512, 132  # see rows_tile
+# Columns of 3-16 (a [100003, 3] tensor over dim 0): 256 rows of them at a time, 16 warps, and
+# the reduced dim split over programs as usual (second tile run, H100, 2026-11-26, x torch,
+# 4096 elements at 4 warps -> this: 100003x3 bf16 0.84x -> 1.33x, 868x11 bf16 0.88x -> 1.10x,
+# 495001x3 fp32 0.92x -> 1.12x, 16777216x3 bf16 0.91x -> 1.03x; 2 columns had no shape there).
+# With thousands of outer slices the deep tile stays: their programs already fill the device
+# (the sweeps after: 10611x255x3 bf16 mean over dim 1 2.66x -> 1.30x, 12408x226x10 fp16 0.99x
+# -> 0.68x with the shallow tile; up to 291 slices gained or held).
+NARROW_COLS_DEPTH, NARROW_COLS_WARPS = 256, 16
+# Rows of 1-4 elements (a sum over a dim of 1 or 2): 4096-element tiles, halved down to 64
+# elements until there are TINY_ROWS_PROGRAMS programs, 2 warps from 256 elements down (4096x1
+# fp32 over dim 1: one program 0.87x, 64 programs of 64 rows 1.31x; 2048x2 bf16 mean 0.93x ->
+# 1.23x, same run). 64-element tiles everywhere cost millions of rows: 5544x1177x3 fp16 over
+# dim 2 fell to 0.35x in the sweeps after.
+TINY_ROWS_TILE, TINY_ROWS_PROGRAMS, TINY_ROWS_WARPS = 64, 528, 2
 # A reduced dim this short with inner > 1 (a [16384, 3, 256] tensor over dim 1): one program
 # per block of outputs, each walking its few rows, instead of column tiles that are mostly
 # masked rows (0.33x torch on an H100, 2026-11-26, for that shape in bf16). With one outer
@@ -120,7 +134,14 @@ def rows_tile(outer: int, block_r: int) -> tuple[int, int]:
     (H100 random sweeps, 2026-11-26, x torch: 1024x71 fp32 sum 0.53x with 32 rows a program,
     1.16x with 4; 16384x8x127 bf16 mean 0.64x -> 1.60x); shorter and longer rows lost with
     small tiles (1024x5x17 bf16 1.10x -> 0.80x, 498x266x268 fp16 1.14x -> 0.65x): 4096
-    elements, as before."""
+    elements, as before; rows of 1-4 elements: smaller tiles, down to TINY_ROWS_TILE, while
+    there are few programs."""
+    if block_r <= 4:
+        rows = TILE // block_r
+        while rows * block_r > TINY_ROWS_TILE and cdiv(outer, rows) < TINY_ROWS_PROGRAMS:
+            rows //= 2
+        tile = rows * block_r
+        return rows, TINY_ROWS_WARPS if tile <= 256 else 4 if tile <= 2048 else 8
     if 64 <= block_r <= 256:
         rows = SHORT_ROWS_TILE // block_r
         while rows > 1 and cdiv(outer, rows) < SHORT_ROWS_PROGRAMS:
@@ -134,9 +155,12 @@ def cols_tile(outer: int, r: int, inner: int) -> tuple[int, int, int]:
     """(columns, rows of the reduced dim, warps) a program takes where the reduced dim is not
     the contiguous one: the widest column tile that still gives COLS_PROGRAMS programs, but
     never narrower than ~1024 elements of a short reduced dim need (32 columns at least),
-    COLS_TILE elements deep and 256 at least; up to 16 columns, all of them, 4096 deep."""
+    COLS_TILE elements deep and 256 at least; 3-16 columns all of them, NARROW_COLS_DEPTH deep
+    (fewer than COLS_PROGRAMS outer slices) or 4096 elements deep, as are 1-2 columns."""
     if inner <= 16:
         block_i = next_power_of_2(inner)
+        if block_i >= 4 and outer < COLS_PROGRAMS:
+            return block_i, min(next_power_of_2(r), NARROW_COLS_DEPTH), NARROW_COLS_WARPS
         return block_i, min(next_power_of_2(r), TILE // block_i), 4
     narrowest = max(32, min(128, 1024 // next_power_of_2(r)))
     block_i = narrowest

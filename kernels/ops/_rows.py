@@ -21,7 +21,8 @@ import triton.language as tl
 
 from flagbot.kernels.ops._host import cdiv, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
-from flagbot.kernels.ops._rows_split import SPLIT_BLOCK, softmax_split_rows, split_chunks
+from flagbot.kernels.ops._rows_split import (SPLIT_BLOCK, softmax_split_rows, split_chunks,
+                                             write_span)
 
 # A whole row lives in registers up to this many elements; longer rows take the looped path.
 MAX_ROW_BLOCK = 16384
@@ -73,12 +74,19 @@ class RowsConfig:
     warps: int
 
 
-# softmax's short rows: small tiles, 2-4 warps, enough programs (H100, 2026-11-26, 38 shapes x
+# softmax's short rows: small tiles, 1-4 warps, enough programs (H100, 2026-11-26, 38 shapes x
 # up to 40 launches, benchmarks/bench_row_tiles.py, then three random sweeps; x torch):
 # 4096-element tiles at 8 warps left 33x4654x129 bf16 at 0.56x, 64x2207x129 fp16 log_softmax
-# at 0.39x; 4 rows of 256 at 2 warps 1.03x, 0.95x. Rows of 2048 and more keep the shared tile
-# and warps.
+# at 0.39x; 4 rows of 256 at 2 warps 1.03x, 0.95x. A second tile run (23 shapes): rows of
+# 33-64 elements take 8 rows at 1 warp (262144x33 fp32 log_softmax 0.76x -> 1.26x, 65535x33
+# bf16 0.83x -> 1.01x, 10976x59 fp32 0.87x -> 1.07x), rows of 17-32 8 rows at 2 warps
+# (38x644x17 fp32 best, 6.50 us vs torch 6.94), rows of 65-128 twice the programs (2047x73
+# fp32 log_softmax: 4 rows a program 0.94x, 2 rows 1.01x). Rows of 2048 and more keep the
+# shared tile and warps.
 SHORT_ROWS_TILE, TINY_ROWS_TILE, SHORT_ROWS_PROGRAMS = 1024, 256, 264
+# (rows, warps) for rows of 32 and 64 elements; programs wanted for rows of 128
+NARROW_ROWS = {32: (8, 2), 64: (8, 1)}
+ROWS_128_PROGRAMS = 528
 
 
 def softmax_rows_config(m: int, block: int) -> RowsConfig:
@@ -86,9 +94,14 @@ def softmax_rows_config(m: int, block: int) -> RowsConfig:
     if block >= 2048:
         rows = rows_of(block)
         return RowsConfig(rows, row_warps(block * rows))
-    rows = max(1, (SHORT_ROWS_TILE if block >= 32 else TINY_ROWS_TILE) // block)
-    while rows > 1 and cdiv(m, rows) < SHORT_ROWS_PROGRAMS:
+    narrow = NARROW_ROWS.get(block)
+    rows = narrow[0] if narrow else max(
+        1, (SHORT_ROWS_TILE if block >= 32 else TINY_ROWS_TILE) // block)
+    wanted = ROWS_128_PROGRAMS if block == 128 else SHORT_ROWS_PROGRAMS
+    while rows > 1 and cdiv(m, rows) < wanted:
         rows //= 2
+    if narrow:
+        return RowsConfig(rows, narrow[1])
     return RowsConfig(rows, min(2 if block >= 32 else 4, max(1, block * rows // 32)))
 
 
@@ -134,18 +147,11 @@ def _softmax_long_kernel(x_ptr, out_ptr, n, stride_row, LOG: tl.constexpr,
         cols = start + tl.arange(0, BLOCK_N)
         x = tl.load(src + cols, mask=cols < n, other=-float("inf")).to(tl.float32)
         new_max = tl.maximum(run_max, tl.max(x, axis=0))
-        run_sum = run_sum * tl.exp(run_max - new_max) + tl.sum(tl.exp(x - new_max), axis=0)
+        # a row that opens with a tile of -inf (a masked prefix) keeps sum 0, not exp(nan)
+        safe = tl.where(new_max == -float("inf"), 0.0, new_max)
+        run_sum = run_sum * tl.exp(run_max - safe) + tl.sum(tl.exp(x - safe), axis=0)
         run_max = new_max
-    log_sum = tl.log(run_sum)
-    for start in range(0, n, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
-        mask = cols < n
-        x = tl.load(src + cols, mask=mask, other=0.0).to(tl.float32)
-        if LOG:
-            y = x - run_max - log_sum
-        else:
-            y = tl.exp(x - run_max) / run_sum
-        tl.store(dst + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
+    write_span(src, dst, 0, n, run_max, run_sum, LOG, BLOCK_N)
 
 
 @triton.jit

@@ -21,6 +21,13 @@ import triton.language as tl
 from flagbot.kernels.ops._host import cdiv, next_power_of_2
 
 SPLIT_TARGET = 528  # programs wanted: four per multiprocessor on a 132-SM part
+# From this many rows one program a row is faster than splitting: the second launch and the
+# statistics pass cost more than the idle multiprocessors (H100, 2026-11-26, x torch, split ->
+# one program a row: 113x18839 bf16 log_softmax 0.77x -> 0.85x, 367x50257 bf16 softmax 0.73x ->
+# 0.90x, 245x50257 fp16 softmax 0.81x -> 0.95x, 129x60868 fp16 log_softmax 0.84x -> 0.96x).
+# Below it the split wins by far: with 64 here the sweeps read 64x200064 fp16 softmax 1.75x ->
+# 0.96x, 65x100277 bf16 1.28x -> 0.81x, 97x151936 fp16 1.32x -> 0.97x; 107 rows ran alike.
+SPLIT_MAX_ROWS = 100
 SPLIT_BLOCK, SPLIT_WARPS = 4096, 8
 MIN_CHUNK_TILES = 2  # a chunk is at least this many tiles, so the statistics stay negligible
 
@@ -67,11 +74,16 @@ def _chunk_out_kernel(x_ptr, part_ptr, out_ptr, n, stride_row, chunk, chunks,
     ps = tl.load(parts + 1, mask=k < chunks, other=0.0)
     row_max = tl.max(pm, axis=0)
     row_sum = tl.sum(tl.where(k < chunks, ps * tl.exp(pm - row_max), 0.0), axis=0)
-    log_sum = tl.log(row_sum)
-    src = x_ptr + row * stride_row
-    dst = out_ptr + row * n
     lo = c * chunk
-    hi = tl.minimum(lo + chunk, n)
+    write_span(x_ptr + row * stride_row, out_ptr + row * n, lo, tl.minimum(lo + chunk, n),
+               row_max, row_sum, LOG, BLOCK_N)
+
+
+@triton.jit
+def write_span(src, dst, lo, hi, row_max, row_sum, LOG: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Elements [lo, hi) of one row's softmax (or log_softmax) from its max and sum of
+    exponentials: the output pass shared by the looped and split long-row kernels."""
+    log_sum = tl.log(row_sum)
     for start in range(lo, hi, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         mask = cols < hi
@@ -80,12 +92,14 @@ def _chunk_out_kernel(x_ptr, part_ptr, out_ptr, n, stride_row, chunk, chunks,
             y = x - row_max - log_sum
         else:
             y = tl.exp(x - row_max) / row_sum
-        tl.store(dst + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
+        tl.store(dst + cols, y.to(dst.dtype.element_ty), mask=mask)
 
 
 def split_chunks(m: int, n: int, block: int = SPLIT_BLOCK) -> int:
     """Chunk length (a multiple of `block`) for m rows of n elements; n itself when splitting
-    would not add programs (enough rows already, or rows of few tiles)."""
+    would not pay (SPLIT_MAX_ROWS rows or more, or rows of few tiles)."""
+    if m >= SPLIT_MAX_ROWS:
+        return n
     tiles = cdiv(n, block)
     per_row = min(cdiv(SPLIT_TARGET, max(m, 1)), tiles // MIN_CHUNK_TILES)
     if per_row <= 1:

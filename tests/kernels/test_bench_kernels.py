@@ -96,6 +96,17 @@ def test_shards_deal_every_row_once_and_children_plan_the_same_rows(bench: Modul
     assert bench.sweep_pool.wanted(parent)
 
 
+def test_cases_pick_rows_of_a_random_sweep_under_their_own_keys(bench: ModuleType) -> None:
+    _, full = bench.planned_rows(_args(bench, "--shapes", "random:9", "--ops", "sum,softmax"),
+                                 9, [5])
+    picked_ids = {full[5][1][1].case.id, full[5][4][1].case.id}
+    args = _args(bench, "--shapes", "random:9", "--ops", "sum,softmax",
+                 "--cases", ",".join(sorted(picked_ids)))
+    _, some = bench.planned_rows(args, 9, [5])
+    assert some[5] == [(key, row) for key, row in full[5] if row.case.id in picked_ids]
+    assert 2 <= len(some[5]) < len(full[5])
+
+
 def test_bad_options_exit_2(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--shard", "2/2"]) == 2
     assert bench.main(["--shapes", "random:0"]) == 2

@@ -335,19 +335,33 @@ def test_reduction_tiles_can_be_forced(shape: tuple[int, ...], dim: int,
 def test_reduction_and_softmax_tiles_follow_the_measured_rules() -> None:
     # few rows over millions of columns: wide tiles, one row deep; a long reduced dim: 32
     # columns, deep enough that no split is needed; a short one: 128 columns at least; 16
-    # columns or fewer: all of them, deep (the H100 sweeps' picks)
+    # columns or fewer: all of them (the H100 sweeps' and tile runs' picks)
     assert _reduce.cols_tile(1, 5, 16384 * 513) == (1024, 1, 8)
     assert _reduce.cols_tile(1, 4097, 4097) == (32, 16, 8)
     assert _reduce.cols_tile(1, 2, 100000) == (128, 2, 8)
     assert _reduce.cols_tile(512, 127, 1024) == (256, 2, 8)
     assert _reduce.cols_tile(1, 9581360, 2) == (2, 2048, 4)
+    assert _reduce.cols_tile(1, 100003, 3) == (4, 256, 16)  # 3-16 columns: shallow, 16 warps
+    assert _reduce.cols_tile(1, 100, 11) == (16, 128, 16)
+    assert _reduce.cols_tile(12408, 226, 10) == (16, 256, 4)  # many slices: deep, as before
     assert _reduce.rows_tile(1024, 128) == (4, 2)  # rows of 64-256: small tiles
     assert _reduce.rows_tile(200, 128) == (1, 1)  # ... and programs first
     assert _reduce.rows_tile(5120, 32) == (128, 8)  # shorter rows: 4096 elements
     assert _reduce.rows_tile(132468, 512) == (8, 8)  # longer rows too
+    assert _reduce.rows_tile(4096, 1) == (64, 2)  # few rows of 1-4: 64 elements a program
+    assert _reduce.rows_tile(2048, 2) == (32, 2)
+    assert _reduce.rows_tile(100000, 2) == (128, 2)  # ... as many programs as wanted
+    assert _reduce.rows_tile(5544 * 1177, 4) == (1024, 8)  # millions of rows: 4096 elements
     assert _rows.softmax_rows_config(153582, 256) == _rows.RowsConfig(4, 2)
     assert _rows.softmax_rows_config(168284, 8) == _rows.RowsConfig(32, 4)
-    assert _rows.softmax_rows_config(300, 64) == _rows.RowsConfig(1, 2)  # programs first
+    assert _rows.softmax_rows_config(300, 64) == _rows.RowsConfig(1, 1)  # programs first
+    assert _rows.softmax_rows_config(262144, 64) == _rows.RowsConfig(8, 1)  # rows of 33-64
+    assert _rows.softmax_rows_config(24472, 32) == _rows.RowsConfig(8, 2)  # rows of 17-32
+    assert _rows.softmax_rows_config(2047, 128) == _rows.RowsConfig(2, 2)  # 528 programs
+    assert _rows.softmax_rows_config(65536, 128) == _rows.RowsConfig(8, 2)
+    # one program a row from SPLIT_MAX_ROWS rows: no split, whatever the row length
+    assert _rows_split.split_chunks(_rows_split.SPLIT_MAX_ROWS, 1 << 20) == 1 << 20
+    assert _rows_split.split_chunks(_rows_split.SPLIT_MAX_ROWS - 1, 1 << 20) < 1 << 20
     assert _rows.softmax_rows_config(4096, 4096) == _rows.RowsConfig(1, 8)  # long: as before
 
 
@@ -394,3 +408,50 @@ def test_16_bit_gelu_launch_follows_its_size(monkeypatch: pytest.MonkeyPatch,
     out = gelu_module.gelu(x)
     assert seen == [(2048, 8)]
     assert_close("gelu", out, torch.nn.functional.gelu(x.double()), 1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("shape", "dim"), [((1000, 3), 0), ((5000, 5), 0), ((300, 11), 0),
+                                            ((999, 1), 1), ((999, 2), 1), ((37, 3), -1)])
+def test_narrow_columns_and_tiny_rows_sum_exactly(shape: tuple[int, ...], dim: int,
+                                                  dtype: torch.dtype,
+                                                  device: torch.device) -> None:
+    # 3-16 columns: the shallow 16-warp tile (split over programs for 5000 rows); rows of 1-4
+    # elements: 64 elements a program
+    x = seeded_randn(*shape, dtype=dtype, device=device)
+    for mean in (False, True):
+        want = x.double().mean(dim) if mean else x.double().sum(dim)
+        assert_close("sum", reduce_dim(x, [dim], False, mean, None), want, shape[dim])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize(("m", "n"), [(300, 33), (61, 20), (531, 100)])
+def test_softmax_narrow_rows(m: int, n: int, dtype: torch.dtype, fn: object,
+                             device: torch.device) -> None:
+    x = (seeded_randn(m, n, device=device) * 4).to(dtype)
+    ref = torch.softmax if fn is softmax else torch.log_softmax
+    assert_close("softmax", fn(x, -1), ref(x.double(), -1), n)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
+def test_softmax_many_long_rows_one_program_each(fn: object, device: torch.device) -> None:
+    m, n = _rows_split.SPLIT_MAX_ROWS, 40
+    assert _rows_split.split_chunks(m, n, 16) == n  # not split: the looped kernel
+    x = seeded_randn(m, n, device=device) * 4
+    ref = torch.softmax if fn is softmax else torch.log_softmax
+    assert_close("softmax", fn(x, -1, max_row_block=16), ref(x.double(), -1), n)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
+def test_long_rows_opening_with_a_masked_tile(fn: object, device: torch.device) -> None:
+    # the looped kernel's first tile all -inf (an attention row masked at its start): the
+    # running sum stays 0 instead of exp(-inf - -inf) = NaN
+    m = _rows_split.SPLIT_MAX_ROWS
+    x = seeded_randn(m, 41, device=device) * 4
+    x[:, :20] = -float("inf")
+    want = (torch.softmax if fn is softmax else torch.log_softmax)(x.double(), -1)
+    got = fn(x, -1, max_row_block=16)  # type: ignore[operator]
+    finite = torch.isfinite(want)
+    assert torch.equal(torch.isfinite(got), finite)
+    assert_close("softmax", got[finite], want[finite], 41)

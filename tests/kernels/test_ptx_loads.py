@@ -53,11 +53,20 @@ def _sum_cols(align: int) -> dict[str, Any]:
                 "BLOCK_R": 2, "BLOCK_I": 256, "ALIGN": align}}
 
 
+def _softmax_long(align: int) -> dict[str, Any]:
+    # 4096x50257 bf16 softmax rows 50264 apart (a slice): the looped long-row kernel, whose
+    # output pass is the helper it shares with the split kernels
+    return {"kernel": "flagbot.kernels.ops._rows:_softmax_long_kernel", "pointer": "*bf16",
+            "warps": 16, "stages": 3, "constexprs": {"LOG": False, "BLOCK_N": 8192,
+                                                      "ALIGN": align}}
+
+
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, str]:
     specs = {"mm_stated": _mm(alignment(1080)), "mm_bare": _mm(1),
              "gemv_unsplit": _gemv(False), "gemv_split": _gemv(True),
-             "sum_stated": _sum_cols(alignment(1064, 127 * 1064)), "sum_bare": _sum_cols(1)}
+             "sum_stated": _sum_cols(alignment(1064, 127 * 1064)), "sum_bare": _sum_cols(1),
+             "long_stated": _softmax_long(alignment(50264)), "long_bare": _softmax_long(1)}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(HERE / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -101,3 +110,13 @@ def test_strided_column_sums_load_vectors_once_the_strides_alignment_is_stated(
     assert alignment(1064, 127 * 1064) == 8
     assert "ld.global.b32" in ptx["sum_stated"] and "ld.global.b16" not in ptx["sum_stated"]
     assert "ld.global.b16" in ptx["sum_bare"]
+
+
+def test_long_softmax_rows_load_and_store_vectors_in_both_passes(ptx: dict[str, str]) -> None:
+    # 8192-element tiles on 16 warps: 16 elements a thread, 8 bf16 to a 16-byte access where
+    # the row stride is stated aligned; both passes (statistics, then the shared output pass)
+    assert alignment(50264) == 8
+    stated, bare = ptx["long_stated"], ptx["long_bare"]
+    assert stated.count("ld.global.v4.b32") >= 2 and "st.global.v4.b32" in stated
+    assert "ld.global.b16" not in stated and "st.global.b16" not in stated
+    assert "ld.global.b16" in bare
