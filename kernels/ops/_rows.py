@@ -21,8 +21,12 @@ import triton.language as tl
 
 from flagbot.kernels.ops._host import cdiv, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
-from flagbot.kernels.ops._rows_split import (SPLIT_BLOCK, softmax_split_rows, split_chunks,
-                                             write_span)
+from flagbot.kernels.ops._rows_split import (
+    SPLIT_BLOCK,
+    softmax_split_rows,
+    split_chunks,
+    write_span,
+)
 
 # A whole row lives in registers up to this many elements; longer rows take the looped path.
 MAX_ROW_BLOCK = 16384
