@@ -3,7 +3,7 @@
 Run (flagbot installed, e.g. `pip install -e .`): python benchmarks/bench_kernels.py
       [--json OUT] [--markdown OUT] [--ops a,b] [--cases ids] [--rows START:END] [--reps N]
       [--shapes fixed|random[:N]|fixed,random[:N]] [--seed S[,S...]] [--sweeps K]
-      [--device D] [--resume] [--shard I/N]
+      [--device D] [--resume] [--shard I/N] [--gc on|off]
       [--devices all|D0,D1] [--warm-workers N] [--flaggems-tune-ms W,R] [--parts DIR]
 Each row times generic, torch and (when `flag_gems` imports) FlagGems interleaved, two ways:
 launch-inclusive (as `triton.testing.do_bench`: L2 flushed, events around each call, the host's
@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import gc
 import json
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,6 +222,23 @@ def bench_two_ways(dev: Device, fns: dict[str, Callable[[], Any]], reps: int
                     for mode, pairs in modes.items()} for label, modes in events.items()}
 
 
+@contextmanager
+def collector_paused(paused: bool) -> Iterator[None]:
+    """Python's garbage collector off for the block when `paused` (as timeit times): the
+    launch-inclusive outliers of the random sweeps (10-30x a row's device time) hit generic and
+    FlagGems alike, both launched through Python and Triton, and never torch, which points at
+    the host pausing in Python, not at the op. `--gc off` measures whether the collector is it."""
+    enabled = gc.isenabled()
+    if paused:
+        gc.collect()
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused and enabled:
+            gc.enable()
+
+
 def best_of_attempts(dev: Device, fns: dict[str, Callable[[], Any]], reps: int
                      ) -> tuple[dict[str, dict[str, float]], int]:
     """bench_two_ways twice (three times when the two disagree by over DISAGREE for any label
@@ -278,10 +297,11 @@ def row_header(row: Row) -> dict[str, Any]:
 
 
 def measure(row: Row, dev: Device, copy_gbps: float, fg: dict[str, Callable[..., Any]],
-            reps: int = FIXED_REPS) -> dict[str, Any]:
+            reps: int = FIXED_REPS, gc_off: bool = False) -> dict[str, Any]:
     """Time one row; ratios are other-time / generic-time (above 1: generic faster). `vs_*`
     use launch-inclusive times, `device_vs_*` the stall-hidden ones. `phase_s` says where the
-    row's wall time went (inputs, accuracy, first calls: compilation and autotuning, timing)."""
+    row's wall time went (inputs, accuracy, first calls: compilation and autotuning, timing).
+    `gc_off`: the timed calls run with Python's garbage collector off."""
     spec = OPS[row.op]
     clock = time.perf_counter()
     phase: dict[str, float] = {}
@@ -315,7 +335,8 @@ def measure(row: Row, dev: Device, copy_gbps: float, fg: dict[str, Callable[...,
     lap("first_flaggems")
     busy_warmup(dev, fns)
     lap("warmup")
-    times, attempts = best_of_attempts(dev, fns, reps)
+    with collector_paused(gc_off):
+        times, attempts = best_of_attempts(dev, fns, reps)
     lap("timed")
     result["attempts"] = attempts
     result["phase_s"] = phase
@@ -483,7 +504,7 @@ def parse_shard(text: str | None) -> tuple[int, int]:
 
 def run_rows(rows: list[tuple[str, Row]], dev: Device, copy_gbps: float,
              fg: dict[str, Callable[..., Any]], reps: int, sink: list[dict[str, Any]],
-             save: Callable[[], None], seed: int | None = None) -> None:
+             save: Callable[[], None], seed: int | None = None, gc_off: bool = False) -> None:
     """Measure each row not yet in `sink` (a resumed run keeps what it has), saving after each;
     one broken row never loses the others."""
     done = {r["key"] for r in sink if "error" not in r}
@@ -492,7 +513,7 @@ def run_rows(rows: list[tuple[str, Row]], dev: Device, copy_gbps: float,
     began = time.perf_counter()
     for n, (key, row) in enumerate(todo, 1):
         try:
-            r = {"key": key, **measure(row, dev, copy_gbps, fg, reps)}
+            r = {"key": key, **measure(row, dev, copy_gbps, fg, reps, gc_off)}
         except Exception as exc:
             r = {"key": key, **row_header(row), "error": f"{type(exc).__name__}: {str(exc)[:160]}"}
         sink.append(r)
@@ -541,6 +562,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", help="comma-separated case ids (e.g. 4096x4096x4096); with random "
                    "shapes, only those rows of each sweep, under their keys in the full sweep")
     p.add_argument("--no-flaggems", action="store_true", help="skip FlagGems even if present")
+    p.add_argument("--gc", choices=("on", "off"), default="on",
+                   help="Python's garbage collector during the timed calls (default: on, as "
+                   "users run; off: as timeit times)")
     p.add_argument("--shapes", default="fixed",
                    help="fixed (the sweep below), random or random:N (N per op, default "
                         f"{random_shapes.DEFAULT_COUNT}), or both: fixed,random:N")
@@ -608,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
         "device": metadata(dev), "torch": torch.__version__, "triton": triton.__version__,
         "date": datetime.date.today().isoformat(), "shard": f"{shard[0]}/{shard[1]}",
         "flaggems": getattr(module, "__version__", None),
-        "flaggems_tune_ms": args.flaggems_tune_ms})
+        "flaggems_tune_ms": args.flaggems_tune_ms, "gc": args.gc})
     result.setdefault("copy_gbps", copy_bandwidth(dev))
     print(f"bench_kernels: FlagGems {'imported' if module else 'not used'}, copy bandwidth "
           f"{result['copy_gbps']:.0f} GB/s ({time.perf_counter() - STARTED:.0f} s)",
@@ -619,7 +643,7 @@ def main(argv: list[str] | None = None) -> int:
             sweep_pool.write_json(Path(args.json), result)
 
     run_rows([kr for kr in fixed if in_shard(kr[0], shard)], dev, result["copy_gbps"], fg,
-             args.reps or FIXED_REPS, result["rows"], save)
+             args.reps or FIXED_REPS, result["rows"], save, gc_off=args.gc == "off")
     for seed, rows in sweeps.items():
         print(f"bench_kernels: random sweep, seed {seed}, {count} shapes per op", flush=True)
         sweep = next((s for s in result["random"] if s["seed"] == seed), None)
@@ -627,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
             sweep = {"seed": seed, "count": count, "rows": []}
             result["random"].append(sweep)
         run_rows([kr for kr in rows if in_shard(kr[0], shard)], dev, result["copy_gbps"], fg,
-                 args.reps or RANDOM_REPS, sweep["rows"], save, seed)
+                 args.reps or RANDOM_REPS, sweep["rows"], save, seed, gc_off=args.gc == "off")
     result["complete"] = True
     text = finish(result)
     print(text)

@@ -171,6 +171,8 @@ def child_args(args: argparse.Namespace, shapes: str, seeds: list[int]) -> list[
             out += [f"--{name}", str(value)]
     if args.no_flaggems:
         out.append("--no-flaggems")
+    if args.gc != "on":
+        out += ["--gc", args.gc]
     return out
 
 

@@ -6,6 +6,7 @@ rotting between device runs."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 from pathlib import Path
 from types import ModuleType
@@ -51,6 +52,25 @@ def test_a_row_is_measured_through_the_device_module(bench: ModuleType,
 
 
 @cpu_only
+@pytest.mark.parametrize("gc_off", [False, True])
+def test_gc_off_pauses_the_collector_for_the_timed_calls_only(
+        bench: ModuleType, monkeypatch: pytest.MonkeyPatch, gc_off: bool) -> None:
+    seen: list[bool] = []
+    real = bench.best_of_attempts
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bench, "best_of_attempts", watched)
+    row = bench.Row("add", Case((64,)), torch.float32)
+    r = bench.measure(row, standin_device(), copy_gbps=10.0, fg={}, reps=1, gc_off=gc_off)
+    assert r["accuracy"] == "ok" and r["vs_torch"] > 0
+    assert seen == [not gc_off]
+    assert gc.isenabled()  # back on after the row
+
+
+@cpu_only
 def test_a_wrong_kernel_is_reported_inaccurate(bench: ModuleType,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     from flagbot.kernels.registry import OPS
@@ -93,6 +113,9 @@ def test_shards_deal_every_row_once_and_children_plan_the_same_rows(bench: Modul
         got_fixed, got_sweeps = bench.planned_rows(child, count, child_seeds)
         planned += got_fixed + [kr for rows in got_sweeps.values() for kr in rows]
     assert planned == fixed + sweeps[11] + sweeps[12]
+    assert "--gc" not in stages[0][1]
+    off = _args(bench, "--shapes", "random:7", "--seed", "11", "--gc", "off")
+    assert bench.sweep_pool.stages(off, [11])[0][1][-2:] == ["--gc", "off"]
     assert bench.sweep_pool.wanted(parent)
 
 
