@@ -1,4 +1,5 @@
-"""Integer arithmetic for planning launches on the host: ceiling division, next power of two.
+"""Integer arithmetic for planning launches on the host: ceiling division, next power of two,
+rows per program.
 
 `triton.cdiv` and `triton.next_power_of_2` are Triton constexpr functions (callable inside
 kernels too), and each call from Python goes through their wrapper: 1.9 us a call against
@@ -21,3 +22,11 @@ def next_power_of_2(n: int) -> int:
     if n <= 0:
         return 0
     return 1 << (n - 1).bit_length()
+
+
+def fewer_rows(rows: int, count: int, programs: int, least: int = 1) -> int:
+    """`rows` per program (a power of two), halved down to `least` while `count` rows would
+    make fewer than `programs` programs."""
+    while rows > least and cdiv(count, rows) < programs:
+        rows //= 2
+    return rows

@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from flagbot.kernels.ops._host import cdiv, next_power_of_2
+from flagbot.kernels.ops._host import cdiv, fewer_rows, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation
 from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.spec import Case, Inputs, OpSpec, numel, randn
@@ -136,19 +136,14 @@ def rows_tile(outer: int, block_r: int) -> tuple[int, int]:
     small tiles (1024x5x17 bf16 1.10x -> 0.80x, 498x266x268 fp16 1.14x -> 0.65x): 4096
     elements, as before; rows of 1-4 elements: smaller tiles, down to TINY_ROWS_TILE, while
     there are few programs."""
-    if block_r <= 4:
-        rows = TILE // block_r
-        while rows * block_r > TINY_ROWS_TILE and cdiv(outer, rows) < TINY_ROWS_PROGRAMS:
-            rows //= 2
-        tile = rows * block_r
-        return rows, TINY_ROWS_WARPS if tile <= 256 else 4 if tile <= 2048 else 8
     if 64 <= block_r <= 256:
-        rows = SHORT_ROWS_TILE // block_r
-        while rows > 1 and cdiv(outer, rows) < SHORT_ROWS_PROGRAMS:
-            rows //= 2
+        rows = fewer_rows(SHORT_ROWS_TILE // block_r, outer, SHORT_ROWS_PROGRAMS)
         return rows, max(1, block_r * rows // 256)
     rows = max(1, TILE // block_r)
-    return rows, 4 if block_r * rows <= 2048 else 8
+    if block_r <= 4:
+        rows = fewer_rows(rows, outer, TINY_ROWS_PROGRAMS, TINY_ROWS_TILE // block_r)
+    tile = block_r * rows
+    return rows, TINY_ROWS_WARPS if tile <= 256 else 4 if tile <= 2048 else 8
 
 
 def cols_tile(outer: int, r: int, inner: int) -> tuple[int, int, int]:

@@ -19,7 +19,7 @@ import torch
 import triton
 import triton.language as tl
 
-from flagbot.kernels.ops._host import cdiv, next_power_of_2
+from flagbot.kernels.ops._host import cdiv, fewer_rows, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
 from flagbot.kernels.ops._rows_split import (
     SPLIT_BLOCK,
@@ -101,9 +101,7 @@ def softmax_rows_config(m: int, block: int) -> RowsConfig:
     narrow = NARROW_ROWS.get(block)
     rows = narrow[0] if narrow else max(
         1, (SHORT_ROWS_TILE if block >= 32 else TINY_ROWS_TILE) // block)
-    wanted = ROWS_128_PROGRAMS if block == 128 else SHORT_ROWS_PROGRAMS
-    while rows > 1 and cdiv(m, rows) < wanted:
-        rows //= 2
+    rows = fewer_rows(rows, m, ROWS_128_PROGRAMS if block == 128 else SHORT_ROWS_PROGRAMS)
     if narrow:
         return RowsConfig(rows, narrow[1])
     return RowsConfig(rows, min(2 if block >= 32 else 4, max(1, block * rows // 32)))
