@@ -25,14 +25,13 @@ import torch
 import triton
 import triton.language as tl
 
-from flagbot.kernels.device import resolve
 from flagbot.kernels.ops import _rows
 from flagbot.kernels.ops._rows import alignment, softmax_any_dim
 from flagbot.kernels.ops._rows_split import softmax_split_rows, split_chunks, write_span
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_kernels  # noqa: E402 - the benchmark's own folder, found by path
-from bench_mm_tiles import REPS  # noqa: E402
+from bench_mm_tiles import time_grid, timed_device  # noqa: E402
 
 # (rows, row length, dtype): vocabulary rows and the long rows the random sweeps failed on
 SHAPES = [(4096, 50257, "bfloat16"), (367, 50257, "bfloat16"), (245, 50257, "float16"),
@@ -119,10 +118,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", type=Path)
     args = p.parse_args(list(argv) if argv is not None else None)
-    dev = resolve(None)
-    if not dev.timed:
-        print("bench_long_rows: needs an accelerator (nothing is timed on the interpreter)",
-              file=sys.stderr)
+    dev = timed_device("bench_long_rows")
+    if dev is None:
         return 2
     results: list[dict[str, Any]] = []
     meta = bench_kernels.metadata(dev)
@@ -138,13 +135,12 @@ def main(argv: Iterable[str] | None = None) -> int:
                     print(f"bench_long_rows: {name} off by {err} on {m}x{n} {dtype}",
                           file=sys.stderr)
                     return 1
-            bench_kernels.busy_warmup(dev, fns)
-            times, _ = bench_kernels.best_of_attempts(dev, fns, REPS)
-            us = {k: round(v["launch"], 2) for k, v in times.items()}
+            timed = time_grid(dev, fns, [k for k in fns if k not in ("torch", "picked")])
+            us = timed["us"]
             best = sorted((v, k) for k, v in us.items() if k != "torch")[:4]
             print(f"{'log_softmax' if log else 'softmax':11} {m}x{n} {dtype:9} torch "
                   f"{us['torch']:8.2f} picked {us['picked']:8.2f} best {best}", flush=True)
-            results.append({"m": m, "n": n, "dtype": dtype, "log": log, "us": us})
+            results.append({"m": m, "n": n, "dtype": dtype, "log": log, **timed})
             if args.json:  # after every shape: a run cut off keeps what it measured
                 args.json.write_text(json.dumps({"device": meta, "rows": results}))
         del x

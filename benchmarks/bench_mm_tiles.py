@@ -155,6 +155,31 @@ def time_all(shapes: list[Any], workers: int, compile_all: Callable[[list[Any], 
     return out
 
 
+def timed_device(name: str) -> Device | None:
+    """The device to time on, or None (after saying so) where nothing can be timed."""
+    dev = resolve(None)
+    if not dev.timed:
+        print(f"{name}: needs an accelerator (nothing is timed on the interpreter)",
+              file=sys.stderr)
+        return None
+    return dev
+
+
+def time_grid(dev: Device, fns: dict[str, Callable[[], Any]],
+              grid_names: Iterable[str]) -> dict[str, Any]:
+    """`fns` ("torch", "picked" and the launches named in `grid_names`) timed as bench_kernels
+    times rows: per label launch-inclusive (`us`) and stall-hidden (`device_us`) microseconds,
+    the grid's best launch-inclusive label (`best`, "picked" for an empty grid) and torch's
+    time over the picked launch's and the best's."""
+    bench_kernels.busy_warmup(dev, fns)
+    times, _ = bench_kernels.best_of_attempts(dev, fns, REPS)
+    launch = {k: round(v["launch"], 2) for k, v in times.items()}
+    best = min(grid_names, key=lambda name: launch[name], default="picked")
+    return {"us": launch, "device_us": {k: round(v["device"], 2) for k, v in times.items()},
+            "best": best, "vs_torch_picked": round(launch["torch"] / launch["picked"], 3),
+            "vs_torch_best": round(launch["torch"] / launch[best], 3)}
+
+
 def time_shape(case: Case, dtype: torch.dtype, layout: str, dev: Device) -> dict[str, Any]:
     a, b = _inputs(case, dtype, layout, dev)
     m, n, k = case.shape
@@ -163,15 +188,8 @@ def time_shape(case: Case, dtype: torch.dtype, layout: str, dev: Device) -> dict
                                          "picked": lambda: mm(a, b)}
     for name, cfg in configs.items():
         fns[name] = (lambda c: lambda: mm(a, b, config=c))(cfg)
-    bench_kernels.busy_warmup(dev, fns)
-    times, _ = bench_kernels.best_of_attempts(dev, fns, REPS)
-    launch = {k_: round(v["launch"], 2) for k_, v in times.items()}
-    best = min(configs, key=lambda name: launch[name])
     return {"case": case.id, "dtype": str(dtype)[6:], "layout": layout,
-            "picked_config": label(mm_config(m, n, k, dtype)), "us": launch,
-            "device_us": {k_: round(v["device"], 2) for k_, v in times.items()},
-            "best": best, "vs_torch_picked": round(launch["torch"] / launch["picked"], 3),
-            "vs_torch_best": round(launch["torch"] / launch[best], 3)}
+            "picked_config": label(mm_config(m, n, k, dtype)), **time_grid(dev, fns, configs)}
 
 
 def main(argv: Iterable[str] | None = None) -> int:
@@ -185,10 +203,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=14)
     p.add_argument("--json", type=Path)
     args = p.parse_args(list(argv) if argv is not None else None)
-    dev = resolve(None)
-    if not dev.timed:
-        print("bench_mm_tiles: needs an accelerator (nothing is timed on the interpreter)",
-              file=sys.stderr)
+    dev = timed_device("bench_mm_tiles")
+    if dev is None:
         return 2
     shapes = ([parse_shape(s) for s in args.shapes.split(",")] if args.shapes
               else from_results(args.results, args.below, args.limit))

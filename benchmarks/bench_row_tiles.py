@@ -31,7 +31,15 @@ from flagbot.kernels.spec import Case
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_kernels  # noqa: E402 - the benchmark's own folder, found by path
-from bench_mm_tiles import DTYPES, REPS, result_rows, spread, time_all, worst_spread  # noqa: E402
+from bench_mm_tiles import (  # noqa: E402
+    DTYPES,
+    result_rows,
+    spread,
+    time_all,
+    time_grid,
+    timed_device,
+    worst_spread,
+)
 
 OPS_TUNED = ("sum", "mean", "softmax", "log_softmax")
 Config = ReduceConfig | RowsConfig
@@ -176,14 +184,8 @@ def time_shape(shape: Shape, dev: Device) -> dict[str, Any]:
                                          "picked": call(op, args, kwargs, None)}
     for name, cfg in configs.items():
         fns[name] = call(op, args, kwargs, cfg)
-    bench_kernels.busy_warmup(dev, fns)
-    times, _ = bench_kernels.best_of_attempts(dev, fns, REPS)
-    launch = {k: round(v["launch"], 2) for k, v in times.items()}
-    best = min(configs, key=lambda name: launch[name]) if configs else "picked"
     return {"op": op, "case": case.id, "dtype": str(dtype)[6:], "layout": layout,
-            "us": launch, "device_us": {k: round(v["device"], 2) for k, v in times.items()},
-            "best": best, "vs_torch_picked": round(launch["torch"] / launch["picked"], 3),
-            "vs_torch_best": round(launch["torch"] / launch[best], 3)}
+            **time_grid(dev, fns, configs)}
 
 
 def main(argv: Iterable[str] | None = None) -> int:
@@ -203,10 +205,8 @@ def main(argv: Iterable[str] | None = None) -> int:
         print(f"bench_row_tiles: --ops: {', '.join(unknown)} not among {', '.join(OPS_TUNED)}",
               file=sys.stderr)
         return 2
-    dev = resolve(None)
-    if not dev.timed:
-        print("bench_row_tiles: needs an accelerator (nothing is timed on the interpreter)",
-              file=sys.stderr)
+    dev = timed_device("bench_row_tiles")
+    if dev is None:
         return 2
     shapes = from_results(args.results, args.below, args.limit, ops)
     if not args.no_guards:
