@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 import torch
 
-from flagbot.kernels.device import Device
+from flagbot.kernels.device import Device, default_device
+
+# Stand-in tests run interpreted kernels on CPU tensors: skipped wherever the harness itself
+# would pick an accelerator (a GPU, NPU, MLU, ...), not only where torch.cuda sees one.
+cpu_only = pytest.mark.skipif(default_device()[0].type != "cpu",
+                              reason="stand-in tests run interpreted kernels on CPU tensors")
 
 # Everything the harness could reach for on torch.cuda by name instead of the device's module.
 CUDA_ONLY = ("synchronize", "Event", "Stream", "current_stream", "stream", "graph", "CUDAGraph",

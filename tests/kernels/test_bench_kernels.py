@@ -18,10 +18,7 @@ import torch
 from flagbot.kernels.spec import Case
 
 from .benchmarks_support import load_benchmark
-from .standin import forbid_cuda, standin_device
-
-cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
-                              reason="stand-in rows run interpreted kernels on CPU tensors")
+from .standin import cpu_only, forbid_cuda, standin_device
 
 
 @pytest.fixture(scope="module")

@@ -14,10 +14,7 @@ from flagbot.kernels.spec import Case
 
 from .benchmarks_support import BENCHMARKS, load_benchmark
 from .closeness import assert_close, seeded_randn
-from .standin import forbid_cuda, standin_device
-
-cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
-                              reason="stand-in timing runs interpreted kernels on CPU tensors")
+from .standin import cpu_only, forbid_cuda, standin_device
 
 
 @pytest.fixture(scope="module")

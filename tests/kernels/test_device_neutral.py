@@ -14,14 +14,12 @@ from flagbot.kernels.device import DeviceUnavailable, metadata, resolve
 from flagbot.kernels.loader import Backend, load_backend
 from flagbot.kernels.report import build, markdown
 
-from .standin import StandInModule, fast_timing, forbid_cuda, standin_device
+from .standin import StandInModule, cpu_only, fast_timing, forbid_cuda, standin_device
 
 __all__ = ["fast_timing"]
 ROOT = Path(__file__).resolve().parents[2]
 # The stand-in runs kernels on CPU tensors, which needs Triton's interpreter; on a GPU machine
 # the same path runs on CUDA itself (the GPU tests of test_timing.py and test_compare.py).
-cpu_only = pytest.mark.skipif(torch.cuda.is_available(),
-                              reason="stand-in checks run interpreted kernels on CPU tensors")
 
 
 def test_bench_times_through_the_device_module_only(monkeypatch: pytest.MonkeyPatch,
