@@ -61,6 +61,7 @@ RANDOM_TARGET = 0.95  # random sweeps: the share of shapes at >= this ratio is t
 PRINT_BELOW = 0.90  # random rows under this ratio to torch print their shape
 FIXED_REPS, RANDOM_REPS = 40, 12
 DISAGREE = 1.2  # attempts further apart than this for a label: one more attempt
+DISTURBED_RATIO, DISTURBED_US = 3.0, 10.0  # a launch-inclusive reading this far over device
 WARMUP_MS = 25.0  # busy time before each row's timed rounds, as do_bench's warm-up
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 
@@ -340,6 +341,14 @@ def measure(row: Row, dev: Device, copy_gbps: float, fg: dict[str, Callable[...,
     lap("timed")
     result["attempts"] = attempts
     result["phase_s"] = phase
+    return rate(result, row, times, copy_gbps)
+
+
+def rate(result: dict[str, Any], row: Row, times: dict[str, dict[str, float]],
+         copy_gbps: float) -> dict[str, Any]:
+    """`result` with the times (per label, launch-inclusive and device microseconds), the ratios
+    to torch and FlagGems, bandwidth or TFLOP/s and the verdicts filled in."""
+    spec = OPS[row.op]
     result["us"] = {k: round(v["launch"], 2) for k, v in times.items()}
     result["device_us"] = {k: round(v["device"], 2) for k, v in times.items()}
     for prefix, mode in (("", "launch"), ("device_", "device")):
@@ -415,13 +424,15 @@ def _shape_of(r: dict[str, Any]) -> str:
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per op: rows, the share meeting the target (launch-inclusive and stall-hidden) against
-    torch and FlagGems, the worst shape and ratio of each, accuracy failures, errors."""
+    torch and FlagGems, the worst shape and ratio of each, accuracy failures, errors, and how
+    many rows were measured again as disturbed."""
     out: dict[str, dict[str, Any]] = {}
     for op in dict.fromkeys(r["op"] for r in rows):
         mine = [r for r in rows if r["op"] == op]
         good = [r for r in mine if "error" not in r]
         entry: dict[str, Any] = {"rows": len(mine), "errors": len(mine) - len(good),
-                                 "inaccurate": sum(r["accuracy"] != "ok" for r in good)}
+                                 "inaccurate": sum(r["accuracy"] != "ok" for r in good),
+                                 "retimed": sum(bool(r.get("retimed")) for r in good)}
         for key in ("vs_torch", "device_vs_torch", "vs_flaggems", "device_vs_flaggems"):
             rated = [r for r in good if r.get(key) is not None]
             if not rated:
@@ -448,11 +459,12 @@ def random_markdown(result: dict[str, Any], sweep: dict[str, Any]) -> str:
     lines = [f"{_header(result)}; random shapes, seed {sweep['seed']}, {sweep['count']} per op",
              "", "| op | at target vs torch | worst vs torch | < 0.80x | "
              "at target vs FlagGems | worst vs FlagGems | < 0.80x | device: at target vs "
-             "torch | worst | < 0.80x | inaccurate | errors |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "torch | worst | < 0.80x | inaccurate | errors | retimed |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for op, e in sweep["summary"].items():
         lines.append(f"| {op} | {_cell(e['vs_torch'])} | {_cell(e['vs_flaggems'])} | "
-                     f"{_cell(e['device_vs_torch'])} | {e['inaccurate']} | {e['errors']} |")
+                     f"{_cell(e['device_vs_torch'])} | {e['inaccurate']} | {e['errors']} | "
+                     f"{e.get('retimed', 0)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -502,11 +514,42 @@ def parse_shard(text: str | None) -> tuple[int, int]:
     return int(i), int(n)
 
 
+def disturbed(r: dict[str, Any]) -> bool:
+    """Some candidate's launch-inclusive reading is DISTURBED_RATIO times its device time and
+    DISTURBED_US over it. On the lent H100s about one row in 150 read so (5 us kernels at
+    50-175 us, generic and FlagGems, both launched from Python) through every attempt of the
+    row, and not one of those rows did in another run of the same rows (2026-11-27, add and
+    mul over three seeds: 16 such rows in one run and 7 in the next, none in both, with the
+    garbage collector on and off alike): a disturbance of the host lasting a fraction of a
+    second, not a cost of the shape."""
+    return "us" in r and any(
+        r["us"][k] > DISTURBED_RATIO * r["device_us"][k]
+        and r["us"][k] - r["device_us"][k] > DISTURBED_US for k in r["us"])
+
+
+def retime(first: dict[str, Any], again: dict[str, Any], row: Row,
+           copy_gbps: float) -> dict[str, Any]:
+    """A disturbed row measured once more later in the pass: per label and way the lower of
+    the two readings (a disturbance only ever adds time, as in best_of_attempts); the first
+    launch-inclusive readings are kept beside them (`first_us`)."""
+    if "error" in again:
+        return first
+    times = {k: {"launch": min(first["us"][k], again["us"].get(k, first["us"][k])),
+                 "device": min(first["device_us"][k], again["device_us"].get(k, first[
+                     "device_us"][k]))} for k in first["us"]}
+    out = {**first, "first_us": first["us"], "retimed": True,
+           "attempts": first["attempts"] + again["attempts"]}
+    if again["accuracy"] != "ok":
+        out["accuracy"] = again["accuracy"]
+    return rate(out, row, times, copy_gbps)
+
+
 def run_rows(rows: list[tuple[str, Row]], dev: Device, copy_gbps: float,
              fg: dict[str, Callable[..., Any]], reps: int, sink: list[dict[str, Any]],
              save: Callable[[], None], seed: int | None = None, gc_off: bool = False) -> None:
     """Measure each row not yet in `sink` (a resumed run keeps what it has), saving after each;
-    one broken row never loses the others."""
+    one broken row never loses the others. Rows read `disturbed` are measured once more at the
+    end (`retime`)."""
     done = {r["key"] for r in sink if "error" not in r}
     sink[:] = [r for r in sink if r["key"] in done]
     todo = [(key, row) for key, row in rows if key not in done]
@@ -529,6 +572,23 @@ def run_rows(rows: list[tuple[str, Row]], dev: Device, copy_gbps: float,
                   f"({spent / n:.2f} s a row)", file=sys.stderr, flush=True)
         save()
         dev.empty_cache()
+    by_key = dict(rows)
+    again = [i for i, r in enumerate(sink)
+             if r["key"] in by_key and not r.get("retimed") and disturbed(r)]
+    for i in again:
+        row = by_key[sink[i]["key"]]
+        try:
+            second = {"key": sink[i]["key"], **measure(row, dev, copy_gbps, fg, reps, gc_off)}
+        except Exception as exc:
+            second = {"error": f"{type(exc).__name__}: {exc}"}
+        sink[i] = retime(sink[i], second, row, copy_gbps)
+        save()
+        dev.empty_cache()
+    if again:
+        print(f"bench_kernels: {len(again)} disturbed row(s) measured again: "
+              + ", ".join(f"{sink[i]['key']} {sink[i]['first_us']['generic']:.1f} -> "
+                          f"{sink[i]['us']['generic']:.1f} us" for i in again),
+              file=sys.stderr, flush=True)
 
 
 def order_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

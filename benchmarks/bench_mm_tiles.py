@@ -2,6 +2,7 @@
 
 Run (flagbot installed): python benchmarks/bench_mm_tiles.py [--results FILE] [--below R]
       [--limit N] [--shapes MxNxK:dtype[:layout],...] [--workers W] [--json OUT]
+      [--grid full|skinny]
 For each shape (by default the mm rows of a bench_kernels results file under `--below` times
 torch, plus the fixed sweep's mm rows as guards), times torch, the shape-picked configuration
 and every configuration of a grid (tile shapes, K splits, K padding), launch-inclusive and
@@ -63,9 +64,35 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
     return out or [mm_config(m, n, k, dtype)]
 
 
+def skinny_grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
+    """Products of up to 64 rows, which read B once and are bound by that read: the row tile
+    that holds M, 64- and 128-wide column tiles, one and two K tiles' worth of K per step, K
+    split towards one and two programs per multiprocessor, each with and without the copy
+    that gives unaligned rows 16-byte starts (a copy moves B twice more than the product)."""
+    wide = dtype.itemsize == 2
+    bm = 16 if m <= 16 else 32 if m <= 32 else 64
+    out: list[MMConfig] = []
+    for bn in (64, 128):
+        tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+        for bk in ((64, 128) if wide else (32, 64)):
+            bk = min(bk, max(16, int(triton.next_power_of_2(k))))
+            splits = sorted({min(max(1, triton.cdiv(programs, tiles)), max(1, k // (2 * bk)), 32)
+                             for programs in (132, 264, 528)})
+            for split in splits:
+                for copy in (True, False):
+                    cfg = MMConfig(bm, bn, bk, 4, 4, split_k=split, copy_unaligned=copy)
+                    if cfg not in out:
+                        out.append(cfg)
+    return out
+
+
+GRIDS = {"full": grid, "skinny": skinny_grid}
+
+
 def label(cfg: MMConfig) -> str:
     return (f"{cfg.block_m}x{cfg.block_n}x{cfg.block_k}/w{cfg.warps}s{cfg.stages}"
-            f"/k{cfg.split_k}{'/pad' if cfg.pad_k else ''}")
+            f"/k{cfg.split_k}{'/pad' if cfg.pad_k else ''}"
+            f"{'' if cfg.copy_unaligned else '/nocopy'}")
 
 
 def parse_shape(text: str) -> tuple[Case, torch.dtype, str]:
@@ -109,14 +136,14 @@ def _inputs(case: Case, dtype: torch.dtype, layout: str, dev: Device) -> tuple[A
     return args
 
 
-def _compile(jobs: list[tuple[tuple[int, ...], str, str]]) -> int:
+def _compile(jobs: list[tuple[tuple[int, ...], str, str, str]]) -> int:
     """Worker: run every (shape, dtype, layout) once with each of its grid's configurations."""
     dev = resolve(None)
     done = 0
-    for dims, dtype_name, layout in jobs:
+    for dims, dtype_name, layout, grid_name in jobs:
         dtype = DTYPES[dtype_name]
         a, b = _inputs(Case(dims), dtype, layout, dev)
-        for cfg in [None, *grid(*dims, dtype)]:
+        for cfg in [None, *GRIDS[grid_name](*dims, dtype)]:
             mm(a, b, config=cfg)
             done += 1
         del a, b
@@ -134,8 +161,10 @@ def spread(worker: Callable[[list[Any]], int], jobs: list[Any], workers: int) ->
     return time.perf_counter() - began
 
 
-def warm(shapes: list[tuple[Case, torch.dtype, str]], workers: int) -> float:
-    return spread(_compile, [(c.shape, str(d)[6:], lay) for c, d, lay in shapes], workers)
+def warm(shapes: list[tuple[Case, torch.dtype, str]], workers: int,
+         grid_name: str = "full") -> float:
+    return spread(_compile, [(c.shape, str(d)[6:], lay, grid_name) for c, d, lay in shapes],
+                  workers)
 
 
 def time_all(shapes: list[Any], workers: int, compile_all: Callable[[list[Any], int], float],
@@ -180,10 +209,11 @@ def time_grid(dev: Device, fns: dict[str, Callable[[], Any]],
             "vs_torch_best": round(launch["torch"] / launch[best], 3)}
 
 
-def time_shape(case: Case, dtype: torch.dtype, layout: str, dev: Device) -> dict[str, Any]:
+def time_shape(case: Case, dtype: torch.dtype, layout: str, dev: Device,
+               grid_name: str = "full") -> dict[str, Any]:
     a, b = _inputs(case, dtype, layout, dev)
     m, n, k = case.shape
-    configs = {label(c): c for c in grid(m, n, k, dtype)}
+    configs = {label(c): c for c in GRIDS[grid_name](m, n, k, dtype)}
     fns: dict[str, Callable[[], Any]] = {"torch": lambda: torch.mm(a, b),
                                          "picked": lambda: mm(a, b)}
     for name, cfg in configs.items():
@@ -202,6 +232,8 @@ def main(argv: Iterable[str] | None = None) -> int:
     p.add_argument("--no-guards", action="store_true")
     p.add_argument("--workers", type=int, default=14)
     p.add_argument("--json", type=Path)
+    p.add_argument("--grid", choices=sorted(GRIDS), default="full",
+                   help="the configurations tried: the full grid, or the skinny-product one")
     args = p.parse_args(list(argv) if argv is not None else None)
     dev = timed_device("bench_mm_tiles")
     if dev is None:
@@ -210,7 +242,8 @@ def main(argv: Iterable[str] | None = None) -> int:
               else from_results(args.results, args.below, args.limit))
     if not args.no_guards:
         shapes += guards()
-    time_all(shapes, args.workers, warm, lambda shape: time_shape(*shape, dev),
+    time_all(shapes, args.workers, lambda sh, w: warm(sh, w, args.grid),
+             lambda shape: time_shape(*shape, dev, args.grid),
              lambda r: (f"{r['case']:>18} {r['dtype']:9} {r['layout']:10} "
                         f"torch {r['us']['torch']:8.1f} picked {r['vs_torch_picked']:5.2f} "
                         f"({r['picked_config']}) best {r['vs_torch_best']:5.2f} ({r['best']})"),

@@ -40,7 +40,9 @@ SHORT_K, SMALL_OPERANDS = 64, 1 << 19
 class MMConfig:
     """One tile configuration; split_k > 1 sums fp32 partial products in a second launch;
     pad_k: where K does not divide into tiles, both operands are copied with K zero-padded to
-    whole tiles, so that the kernel is compiled without a masked last K tile (see _no_tail)."""
+    whole tiles, so that the kernel is compiled without a masked last K tile (see _no_tail);
+    copy_unaligned: operands whose rows do not start on 16 bytes are copied to padded rows
+    first (_aligned); False reads them in place with narrower loads."""
 
     block_m: int
     block_n: int
@@ -50,6 +52,7 @@ class MMConfig:
     group_m: int = 8
     split_k: int = 1
     pad_k: bool = False
+    copy_unaligned: bool = True
 
 
 def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
@@ -100,8 +103,15 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
     if m <= 64:
         # a few rows against a long K: split K unless the grid fills a wave (4x449x16384 bf16:
         # 4 tiles, 0.25x torch with 8 parts; 64x8192x8192 fp16: 128 tiles, split 2 49.5 us,
-        # split 5 64.0 on an H200)
-        cfg = MMConfig(16 if m <= 16 else 32 if m <= 32 else 64, 128, bk, 4, 4)
+        # split 5 64.0 on an H200). B is read once, in place even where its rows do not start
+        # on 16 bytes: a padded copy moves it twice more (8x10703x5537 bf16: 0.59x torch with
+        # the copy, 1.10x without; 47x4095x624 bf16 0.80x / 1.01x), and 64-wide column tiles
+        # (more programs, each a narrower stretch of B's rows) beat 128-wide ones for 16-bit
+        # and for fp32 read down A's columns (24x8389x607 fp32 t: 1.33x vs 0.90x, both in
+        # place); fp32 row-major keeps 128 (7x27146x2047: 16x128 0.95x, 16x64 0.46x).
+        wide_tiles = wide or a_columns
+        cfg = MMConfig(16 if m <= 16 else 32 if m <= 32 else 64, 64 if wide_tiles else 128,
+                       bk, 4, 4, copy_unaligned=False)
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
         # fp32's three passes still gain from a split at a wave of tiles (7x27146x2047: 213
         # tiles, split 2 0.95x torch, unsplit 0.47x); 16-bit ones do not (4x32768x432 fp16:
@@ -398,7 +408,7 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         b, b_len = _pad_k(b, 0, k)
         m_load = a_len if a.stride(0) == 1 else m
         n_load = b_len if b.stride(1) == 1 else n
-    elif k > SHORT_K or a.numel() + b.numel() > SMALL_OPERANDS:
+    elif cfg.copy_unaligned and (k > SHORT_K or a.numel() + b.numel() > SMALL_OPERANDS):
         # Skinny products (m <= 64) read B once and A hardly at all: only B is worth padding
         # (32x4095x8192 bf16: 0.21x torch with B's rows unaligned).
         if m > 64:

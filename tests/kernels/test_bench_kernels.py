@@ -189,6 +189,36 @@ def test_resumed_rows_are_kept_and_failed_ones_retried(bench: ModuleType,
     assert saves == [2, 3]
 
 
+@cpu_only
+@pytest.mark.parametrize("lasting", [False, True])
+def test_disturbed_rows_are_measured_again_and_keep_the_lower_reading(
+        bench: ModuleType, monkeypatch: pytest.MonkeyPatch, lasting: bool) -> None:
+    real = bench.measure
+    calls: list[str] = []
+
+    def slowed_once(row: Any, *rest: Any) -> dict[str, Any]:
+        r = real(row, *rest)
+        calls.append(row.case.id)
+        if row.case.id == "96" and (lasting or calls.count("96") == 1):
+            # the host stalled through the row: launches read 40x the kernels' own time
+            r = bench.rate(r, row, {k: {"launch": 40 * r["device_us"][k] + 100,
+                                        "device": r["device_us"][k]} for k in r["us"]}, 10.0)
+        return r
+
+    monkeypatch.setattr(bench, "measure", slowed_once)
+    rows = [(f"random:1:{i}", bench.Row("add", Case((64 + 32 * i,)), torch.float32))
+            for i in range(2)]
+    sink: list[dict[str, Any]] = []
+    bench.run_rows(rows, standin_device(), 10.0, {}, 1, sink, lambda: None)
+    assert calls == ["64", "96", "96"]  # only the disturbed row, once more, at the end
+    slow = sink[1]
+    assert slow["retimed"] and slow["first_us"]["generic"] > 40 * slow["device_us"]["generic"]
+    assert bench.disturbed(slow) == lasting  # a cost that lasts is kept, not hidden
+    assert slow["vs_torch"] == pytest.approx(slow["us"]["torch"] / slow["us"]["generic"],
+                                             abs=0.01)
+    assert "retimed" not in sink[0] and not bench.disturbed(sink[0])
+
+
 def test_flaggems_tuners_get_the_budget(bench: ModuleType) -> None:
     import triton
     import triton.language as tl

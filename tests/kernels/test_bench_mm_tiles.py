@@ -46,6 +46,19 @@ def test_every_config_of_a_small_grid_is_exact(tiles: ModuleType, dtype: torch.d
 
 
 @cpu_only
+def test_the_skinny_grid_reads_unaligned_rows_both_ways_exactly(tiles: ModuleType) -> None:
+    m, n, k = 5, 70, 300  # B's rows of 70 fp16 start on 4 bytes, not 16
+    a = seeded_randn(m, k, dtype=torch.float16)
+    b = seeded_randn(k, n, dtype=torch.float16, seed=2)
+    configs = tiles.skinny_grid(m, n, k, torch.float16)
+    assert {c.copy_unaligned for c in configs} == {True, False}
+    assert all(c.block_m == 16 for c in configs) and any(c.split_k > 1 for c in configs)
+    assert len({tiles.label(c) for c in configs}) == len(configs)
+    for cfg in configs:
+        assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
+
+
+@cpu_only
 def test_a_shape_is_timed_through_the_device_module(tiles: ModuleType,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     called = forbid_cuda(monkeypatch)

@@ -112,6 +112,25 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     few_rows = mm_config(7, 27146, 2047, f32)  # a few fp32 rows: 16x128, split at a wave
     assert few_rows.block_n == 128 and few_rows.split_k == 2
     assert mm_config(2048, 8192, 1449, torch.bfloat16).block_n == 256  # ~4 waves, any K
+    skinny = mm_config(8, 10703, 5537, torch.bfloat16)  # B read once, in place, 64 wide
+    assert (skinny.block_n, skinny.copy_unaligned) == (64, False)
+    assert mm_config(24, 8389, 607, f32, a_columns=True).block_n == 64
+    assert not few_rows.copy_unaligned
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", ["contiguous", "b_t"])
+def test_skinny_mm_reads_unaligned_rows_in_place(dtype: torch.dtype, layout: str,
+                                                 device: torch.device) -> None:
+    from flagbot.kernels.ops.mm import mm, mm_config
+
+    m, n, k = 7, 83, 301  # B's rows (or columns) start off 16 bytes, K leaves a tail
+    a = seeded_randn(m, k, dtype=dtype, device=device)
+    b = seeded_randn(k, n, dtype=dtype, seed=1, device=device)
+    if layout == "b_t":
+        b = seeded_randn(n, k, dtype=dtype, seed=1, device=device).t()
+    assert not mm_config(m, n, k, dtype).copy_unaligned
+    assert_close("mm", mm(a, b), a.double() @ b.double(), k)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
