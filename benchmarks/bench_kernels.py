@@ -61,7 +61,7 @@ RANDOM_TARGET = 0.95  # random sweeps: the share of shapes at >= this ratio is t
 PRINT_BELOW = 0.90  # random rows under this ratio to torch print their shape
 FIXED_REPS, RANDOM_REPS = 40, 12
 DISAGREE = 1.2  # attempts further apart than this for a label: one more attempt
-DISTURBED_RATIO, DISTURBED_US = 3.0, 10.0  # a launch-inclusive reading this far over device
+DISTURBED_RATIO, DISTURBED_US = 2.0, 10.0  # a launch-inclusive reading this far over device
 WARMUP_MS = 25.0  # busy time before each row's timed rounds, as do_bench's warm-up
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 

@@ -8,10 +8,17 @@
 # dependencies). A parts.tgz from an earlier machine, placed in .dev-sweep/, is unpacked first:
 # pass `--resume` to measure only the rows it lacks.
 set -u
-OUT=${OUT:-out}; W=/tmp/bench-sweep; WAIT=${WAIT:-540}
+OUT=${OUT:-out}; W=${SWEEP_DIR:-/tmp/bench-sweep}; WAIT=${WAIT:-540}
 mkdir -p "$OUT"
 if [ "${1:-}" = start ]; then
   shift
+  # A machine still held from an earlier call may still be running a sweep: starting another
+  # would time two sweeps on one device and delete the files the first one is writing.
+  if [ -f "$W/pid" ] && kill -0 "$(cat "$W/pid")" 2>/dev/null; then
+    echo "a sweep is still running here (pid $(cat "$W/pid")): call '$0 wait'," \
+      "or stop it (kill -- -$(cat "$W/pid")) before starting another" >&2
+    exit 2
+  fi
   if ls .whl/*.whl >/dev/null 2>&1; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
       --target /tmp/site .whl/*.whl || exit 2

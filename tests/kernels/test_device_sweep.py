@@ -1,0 +1,44 @@
+"""benchmarks/device_sweep.sh, the wrapper that runs long sweeps on a lent machine across
+several cut-off commands: it never starts a second sweep over one that is still running (two
+sweeps on one device spoil each other's timings, and the restart deleted the running one's
+files), and `wait` without a sweep says so."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .benchmarks_support import BENCHMARKS
+
+SCRIPT = BENCHMARKS / "device_sweep.sh"
+
+
+def _run(args: list[str], work: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, SWEEP_DIR=str(work), OUT=str(work / "out"), WAIT="0")
+    return subprocess.run(["bash", str(SCRIPT), *args], env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+
+
+def test_a_running_sweep_is_never_started_over(tmp_path: Path) -> None:
+    work = tmp_path / "sweep"
+    work.mkdir()
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (work / "pid").write_text(f"{running.pid}\n")
+        (work / "sweep.json").write_text("{}")  # the running sweep's results so far
+        done = _run(["start", "--ops", "add"], work)
+        assert done.returncode == 2
+        assert "still running" in done.stderr and "wait" in done.stderr
+        assert (work / "sweep.json").read_text() == "{}"  # its files left alone
+        assert running.poll() is None
+    finally:
+        running.kill()
+        running.wait()
+
+
+def test_wait_without_a_sweep_says_so(tmp_path: Path) -> None:
+    done = _run(["wait"], tmp_path / "none")
+    assert done.returncode == 2 and "no sweep started" in done.stderr
+    assert _run(["bogus"], tmp_path).returncode == 2
