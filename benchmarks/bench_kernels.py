@@ -661,7 +661,7 @@ def main(argv: list[str] | None = None) -> int:
     seeds = ([int(s) for s in args.seed.split(",")] if args.seed
              else [random_shapes.new_seed() for _ in range(args.sweeps)]) if count else []
     if sweep_pool.wanted(args):
-        return sweep_pool.run(args, seeds, finish, verdict)
+        return sweep_pool.run(args, seeds, finish, verdict, disturbed)
     try:
         dev = resolve(args.device)
     except DeviceUnavailable as exc:
@@ -683,8 +683,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.warm_only:
         print(f"warm: ready to run rows {time.perf_counter() - STARTED:.0f} s after start", file=sys.stderr,
               flush=True)
+        skip = (set(json.loads(Path(args.warm_skip).read_text(encoding="utf-8")))
+                if args.warm_skip else set())
         return sweep_pool.warm(dev, fg, [kr for kr in fixed + sum(sweeps.values(), [])
-                                         if in_shard(kr[0], shard)], inputs)
+                                         if in_shard(kr[0], shard) and kr[0] not in skip],
+                               inputs)
     result: dict[str, Any] = {"rows": [], "random": []}
     if args.resume and args.json and Path(args.json).exists():
         result = json.loads(Path(args.json).read_text(encoding="utf-8"))

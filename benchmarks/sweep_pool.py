@@ -48,6 +48,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parts", help="folder for the per-device results and logs (default: "
                                    "beside --json, else a temporary folder)")
     p.add_argument("--warm-only", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--warm-skip", help=argparse.SUPPRESS)  # keys already measured (JSON list)
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -216,8 +217,12 @@ def _wait(procs: list[tuple[str, subprocess.Popen[bytes], Path]], what: str) -> 
 
 
 def run(args: argparse.Namespace, seeds: list[int],
-        finish: Callable[[dict[str, Any]], str], verdict: Callable[[dict[str, Any]], int]) -> int:
-    """Per stage a warm-up pass, then one timing process per device; merge; the exit code."""
+        finish: Callable[[dict[str, Any]], str], verdict: Callable[[dict[str, Any]], int],
+        disturbed: Callable[[dict[str, Any]], bool] = lambda row: False) -> int:
+    """Per stage a warm-up pass, then one timing process per device; merge; the exit code.
+    Resumed, a stage already complete is skipped, unless it holds rows that `disturbed` calls
+    for another reading and that were not measured again yet (a rule made stricter after the
+    stage ran): then only its timing pass runs, which measures just those rows."""
     try:
         devices = device_names(args.devices) if args.devices else [args.device or ""]
     except ValueError as exc:
@@ -234,9 +239,11 @@ def run(args: argparse.Namespace, seeds: list[int],
         outputs = [parts / f"{name}-part-{i}.json" for i in range(len(devices))]
         written += outputs
         if args.resume and all(_complete(p) for p in outputs):
+            if any(_to_retime(p, disturbed) for p in outputs):
+                bad += _time_stage(args, name, selection, devices, outputs, parts)
             continue
         if args.warm_workers:
-            _warm_stage(args, name, selection, devices, parts)
+            _warm_stage(args, name, selection, devices, parts, outputs)
         bad += _time_stage(args, name, selection, devices, outputs, parts)
     result = merge(written)
     if result is None:
@@ -259,6 +266,16 @@ def _on(device: str) -> list[str]:
     return ["--device", device] if device else []
 
 
+def _part_rows(path: Path) -> list[dict[str, Any]]:
+    """Every row of one result file, fixed and random."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data["rows"] + [r for sweep in data.get("random", []) for r in sweep["rows"]]
+
+
+def _to_retime(path: Path, disturbed: Callable[[dict[str, Any]], bool]) -> bool:
+    return any(disturbed(r) and not r.get("retimed") for r in _part_rows(path))
+
+
 def _complete(path: Path) -> bool:
     try:
         return bool(json.loads(path.read_text(encoding="utf-8")).get("complete"))
@@ -266,15 +283,26 @@ def _complete(path: Path) -> bool:
         return False
 
 
+def measured_keys(outputs: list[Path]) -> list[str]:
+    """Keys of the rows the stage's result files already hold (errors aside)."""
+    return [r["key"] for path in outputs if path.exists() for r in _part_rows(path)
+            if "error" not in r]
+
+
 def _warm_stage(args: argparse.Namespace, name: str, selection: list[str], devices: list[str],
-                parts: Path) -> None:
+                parts: Path, outputs: list[Path]) -> None:
     began = time.perf_counter()
     procs = []
+    skip: list[str] = []
+    if args.resume:  # a resumed stage times only its missing rows: warm only those
+        skip_file = parts / f"{name}-measured.json"
+        skip_file.write_text(json.dumps(measured_keys(outputs)), encoding="utf-8")
+        skip = ["--warm-skip", str(skip_file)]
     for k in range(args.warm_workers):
         # tuning results of a crowded device are worthless: a scratch database, thrown away
         env = dict(os.environ, FLAGGEMS_DB_URL=f"sqlite:///{parts}/warm-tuning-{k}.db")
         argv = [*selection, "--warm-only", "--shard", f"{k}/{args.warm_workers}",
-                "--flaggems-tune-ms", "0,1", *_on(devices[k % len(devices)])]
+                "--flaggems-tune-ms", "0,1", *skip, *_on(devices[k % len(devices)])]
         log = parts / f"{name}-warm-{k}.log"
         procs.append((str(k), _spawn(argv, log, env), log))
     failed = _wait(procs, f"warm {name}")

@@ -170,6 +170,51 @@ def test_parts_merge_in_row_order_with_every_device(bench: ModuleType, tmp_path:
     assert bench.sweep_pool.merge([tmp_path / "none.json"]) is None
 
 
+@pytest.mark.parametrize("disturbed_rows", [0, 1])
+def test_a_complete_stage_is_timed_again_only_for_rows_newly_called_disturbed(
+        bench: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        disturbed_rows: int) -> None:
+    rows = [_row(f"fixed:{k}", "add", 1.0) for k in range(3)]
+    for r in rows[:disturbed_rows]:  # a launch reading 2.5x its device time, never retimed
+        r["us"]["generic"], r["device_us"]["generic"] = 50.0, 20.0
+    part = {"device": {"name": "stand-in"}, "copy_gbps": 1.0, "date": "d", "complete": True,
+            "torch": "t", "triton": "tr", "flaggems": None, "shard": "0/1", "rows": rows,
+            "random": []}
+    (tmp_path / "fixed-part-0.json").write_text(json.dumps(part))
+    calls: list[str] = []
+    monkeypatch.setattr(bench.sweep_pool, "_warm_stage", lambda *a: calls.append("warm"))
+    monkeypatch.setattr(bench.sweep_pool, "_time_stage",
+                        lambda *a: calls.append("time") or [])
+    args = bench.parser().parse_args(["--shapes", "fixed", "--warm-workers", "2", "--resume",
+                                      "--parts", str(tmp_path)])
+    args.kinds = ["fixed"]
+    bench.sweep_pool.run(args, [], bench.finish, bench.verdict, bench.disturbed)
+    assert calls == ["time"] * disturbed_rows  # never warmed again; timed only to retime
+
+
+def test_a_resumed_stage_warms_only_the_rows_it_lacks(bench: ModuleType,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    part = {"rows": [], "random": [{"seed": 5, "count": 3, "rows": [
+        _row("random:5:0", "add", 1.0), {"key": "random:5:1", "error": "OOM"}]}]}
+    output = tmp_path / "seed-5-part-0.json"
+    output.write_text(json.dumps(part))
+    assert bench.sweep_pool.measured_keys([output, tmp_path / "absent.json"]) == ["random:5:0"]
+    spawned: list[list[str]] = []
+    monkeypatch.setattr(bench.sweep_pool, "_spawn",
+                        lambda argv, log, env: spawned.append(argv))
+    monkeypatch.setattr(bench.sweep_pool, "_wait", lambda procs, what: [])
+    for resume in (False, True):
+        args = bench.parser().parse_args(["--shapes", "random:3", "--warm-workers", "2",
+                                          *(["--resume"] if resume else [])])
+        bench.sweep_pool._warm_stage(args, "seed-5", ["--shapes", "random:3"], [""], tmp_path,
+                                     [output])
+    assert all("--warm-skip" not in argv for argv in spawned[:2])
+    for argv in spawned[2:]:
+        skip = Path(argv[argv.index("--warm-skip") + 1])
+        assert json.loads(skip.read_text()) == ["random:5:0"]  # the failed row is warmed
+
+
 def test_resumed_rows_are_kept_and_failed_ones_retried(bench: ModuleType,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     measured: list[str] = []
