@@ -21,6 +21,7 @@ import multiprocessing
 import sys
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,8 @@ def skinny_grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
     """Products of up to 64 rows, which read B once and are bound by that read: the row tile
     that holds M, 64- and 128-wide column tiles, one and two K tiles' worth of K per step, K
     split towards one and two programs per multiprocessor, each with and without the copy
-    that gives unaligned rows 16-byte starts (a copy moves B twice more than the product)."""
+    that gives unaligned rows 16-byte starts (a copy moves B twice more than the product), and
+    for fp32 with A copied row by row (a no-op where A is stored so already)."""
     wide = dtype.itemsize == 2
     bm = 16 if m <= 16 else 32 if m <= 32 else 64
     out: list[MMConfig] = []
@@ -81,8 +83,10 @@ def skinny_grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
             for split in splits:
                 for copy in (True, False):
                     cfg = MMConfig(bm, bn, bk, 4, 4, split_k=split, copy_unaligned=copy)
-                    if cfg not in out:
-                        out.append(cfg)
+                    # fp32 with A read down its columns: also with A copied row by row
+                    for variant in [cfg] + ([replace(cfg, a_rows=True)] if not wide else []):
+                        if variant not in out:
+                            out.append(variant)
     return out
 
 
@@ -92,7 +96,7 @@ GRIDS = {"full": grid, "skinny": skinny_grid}
 def label(cfg: MMConfig) -> str:
     return (f"{cfg.block_m}x{cfg.block_n}x{cfg.block_k}/w{cfg.warps}s{cfg.stages}"
             f"/k{cfg.split_k}{'/pad' if cfg.pad_k else ''}"
-            f"{'' if cfg.copy_unaligned else '/nocopy'}")
+            f"{'' if cfg.copy_unaligned else '/nocopy'}{'/arows' if cfg.a_rows else ''}")
 
 
 def parse_shape(text: str) -> tuple[Case, torch.dtype, str]:

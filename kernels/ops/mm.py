@@ -42,7 +42,10 @@ class MMConfig:
     pad_k: where K does not divide into tiles, both operands are copied with K zero-padded to
     whole tiles, so that the kernel is compiled without a masked last K tile (see _no_tail);
     copy_unaligned: operands whose rows do not start on 16 bytes are copied to padded rows
-    first (_aligned); False reads them in place with narrower loads."""
+    first (_aligned); False reads them in place with narrower loads; a_rows: an A stored column
+    by column is copied row by row first (no rule uses it yet: fp32 products of a few rows read
+    down A's columns with an odd K ran at 0.2-0.3x torch with every tile tried, and such an A
+    is small beside B)."""
 
     block_m: int
     block_n: int
@@ -53,6 +56,7 @@ class MMConfig:
     split_k: int = 1
     pad_k: bool = False
     copy_unaligned: bool = True
+    a_rows: bool = False
 
 
 def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
@@ -401,6 +405,8 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         return c
     cfg = config if isinstance(config, MMConfig) else mm_config(
         m, n, k, a.dtype, a_columns=a.stride(0) == 1 and a.stride(1) != 1)
+    if cfg.a_rows and a.stride(0) == 1 and a.stride(1) != 1:
+        a = a.contiguous()
     m_load, n_load = m, n
     if cfg.pad_k and k % cfg.block_k:
         k = cdiv(k, cfg.block_k) * cfg.block_k

@@ -59,6 +59,19 @@ def test_the_skinny_grid_reads_unaligned_rows_both_ways_exactly(tiles: ModuleTyp
 
 
 @cpu_only
+def test_the_skinny_grid_copies_an_fp32_a_stored_by_columns_exactly(tiles: ModuleType) -> None:
+    m, n, k = 9, 70, 301  # A read down its columns, K odd
+    a = seeded_randn(k, m, seed=4).t()
+    b = seeded_randn(k, n, seed=5)
+    configs = tiles.skinny_grid(m, n, k, torch.float32)
+    assert any(c.a_rows for c in configs) and not any(
+        c.a_rows for c in tiles.skinny_grid(m, n, k, torch.float16))
+    assert any(t.endswith("/arows") for t in map(tiles.label, configs))
+    for cfg in configs:
+        assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
+
+
+@cpu_only
 def test_a_shape_is_timed_through_the_device_module(tiles: ModuleType,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     called = forbid_cuda(monkeypatch)
