@@ -607,7 +607,7 @@ def finish(result: dict[str, Any]) -> str:
 
 
 def verdict(result: dict[str, Any]) -> int:
-    every = result["rows"] + [r for sweep in result["random"] for r in sweep["rows"]]
+    every = sweep_pool.all_rows(result)
     ok = all(r.get("meets_torch") and r.get("meets_flaggems") and r.get("accuracy") == "ok"
              for r in result["rows"]) and all(r.get("accuracy") == "ok" for r in every)
     return 0 if ok else 1

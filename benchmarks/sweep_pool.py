@@ -266,10 +266,13 @@ def _on(device: str) -> list[str]:
     return ["--device", device] if device else []
 
 
+def all_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every row of a result, the fixed sweep's first, then each random sweep's."""
+    return result["rows"] + [r for sweep in result.get("random", []) for r in sweep["rows"]]
+
+
 def _part_rows(path: Path) -> list[dict[str, Any]]:
-    """Every row of one result file, fixed and random."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return data["rows"] + [r for sweep in data.get("random", []) for r in sweep["rows"]]
+    return all_rows(json.loads(path.read_text(encoding="utf-8")))
 
 
 def _to_retime(path: Path, disturbed: Callable[[dict[str, Any]], bool]) -> bool:
