@@ -21,7 +21,7 @@ import torch
 import triton
 import triton.language as tl
 
-from flagbot.kernels.ops._host import cdiv, next_power_of_2
+from flagbot.kernels.ops._host import broadcast_shape, broadcast_strides, cdiv, next_power_of_2
 from flagbot.kernels.ops._layout import is_dense
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -137,8 +137,11 @@ def merge_dims(shape: tuple[int, ...],
 
 def _same_dense_layout(tensors: list[torch.Tensor]) -> bool:
     first = tensors[0]
-    return is_dense(first) and all(
-        t.shape == first.shape and t.stride() == first.stride() for t in tensors[1:])
+    if any(t.shape != first.shape for t in tensors[1:]):
+        return False
+    if all(t.is_contiguous() for t in tensors):
+        return True  # the common case, without is_dense's walk over the strides in Python
+    return is_dense(first) and all(t.stride() == first.stride() for t in tensors[1:])
 
 
 def _launch_strided(out: torch.Tensor, operands: list[torch.Tensor], sizes: list[int],
@@ -166,8 +169,7 @@ def pointwise(op: str, operands: list[torch.Tensor], *, alpha: float = 1.0,
 
     block / block_16: (elements per program, warps) of the flat path for 4- and 2-byte dtypes.
     """
-    broadcast: Any = torch.broadcast_shapes
-    shape = tuple(broadcast(*(t.shape for t in operands)))
+    shape = broadcast_shape(*(t.shape for t in operands))
     dtype = operands[0].dtype
     elems, warps = block_16 if dtype.itemsize == 2 else block
     binary = len(operands) == 2
@@ -183,10 +185,12 @@ def pointwise(op: str, operands: list[torch.Tensor], *, alpha: float = 1.0,
     out = torch.empty(shape, dtype=dtype, device=operands[0].device)
     if out.numel() == 0:
         return out
-    views = [t.expand(shape) for t in operands]
-    sizes, strides = merge_dims(shape, [v.stride() for v in views])
+    # Strides of the broadcast views, worked out in plain Python: the kernel reads each operand
+    # from its own data pointer with these strides, so no expanded view is built per call.
+    sizes, strides = merge_dims(shape, [broadcast_strides(t.shape, t.stride(), shape)
+                                        for t in operands])
     if len(sizes) > 3:
-        return pointwise(op, [v.contiguous() for v in views], alpha=alpha, block=block,
-                         block_16=block_16)
-    _launch_strided(out, views, sizes, strides, op, alpha, 4 if elems <= 2048 else warps)
+        return pointwise(op, [t.expand(shape).contiguous() for t in operands], alpha=alpha,
+                         block=block, block_16=block_16)
+    _launch_strided(out, operands, sizes, strides, op, alpha, 4 if elems <= 2048 else warps)
     return out

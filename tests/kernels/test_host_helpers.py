@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
+import torch
 import triton
 
-from flagbot.kernels.ops._host import cdiv, next_power_of_2
+from flagbot.kernels.ops._host import broadcast_shape, broadcast_strides, cdiv, next_power_of_2
 
 from .benchmarks_support import load_benchmark
 
@@ -27,6 +30,24 @@ def test_the_planning_benchmark_runs(capsys: pytest.CaptureFixture[str]) -> None
     assert "| _host.cdiv |" in table and "| mm_config 4096^3 fp16 |" in table
 
 
+def test_the_op_level_planning_benchmark_records_each_ops_launches(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from triton.runtime.jit import KernelInterface
+
+    real = KernelInterface.__getitem__
+    module = load_benchmark("bench_host_plan")
+    assert module.main(["--ops", "--calls", "3"]) == 0
+    assert KernelInterface.__getitem__ is real  # the recorder is gone again
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and "---" not in line and "kernels launched" not in line]
+    assert len(rows) == len(module.OP_ROWS)
+    launched = {(r[0][2:], r[1], r[3]): r[5].rstrip(" |") for r in rows}
+    assert launched[("add", "2x151x513", "slice")] == "_strided_kernel"
+    assert launched[("add", "1048576", "contiguous")] == "_flat_kernel"
+    assert launched[("mm", "384x223x1077", "contiguous")] == "_mm_kernel, _sum_cols_kernel"
+    assert all(float(r[4]) > 0 for r in rows)
+
+
 def test_alignment_is_the_largest_power_of_two_up_to_16_dividing_every_value() -> None:
     from flagbot.kernels.ops._rows import alignment
 
@@ -36,3 +57,57 @@ def test_alignment_is_the_largest_power_of_two_up_to_16_dividing_every_value() -
             assert alignment(a, b) == want, (a, b)
     assert alignment(5000) == 8 and alignment(1080, 4096) == 8 and alignment(8191) == 1
     assert alignment() == 16 and alignment(0) == 16 and alignment(-24) == 8
+
+
+def _shapes(rng: random.Random) -> list[tuple[int, ...]]:
+    """Two or three shapes that mostly broadcast: each dim of the result taken as is, as 1, as
+    0 where the result has 0, left off at the front, or (now and then) changed so that it
+    does not."""
+    out = tuple(rng.choice([0, 1, 1, 2, 3, 5, 7]) for _ in range(rng.randint(0, 4)))
+    shapes = []
+    for _ in range(rng.randint(2, 3)):
+        dims = [rng.choice([n, n, 1]) if n != 0 else rng.choice([0, 1]) for n in out]
+        if dims and rng.random() < 0.15:
+            dims[rng.randrange(len(dims))] = rng.choice([2, 4, 6])
+        shapes.append(tuple(dims[rng.randint(0, len(dims)):] if rng.random() < 0.3 else dims))
+    return shapes
+
+
+def test_broadcast_shape_agrees_with_torch_including_refusals() -> None:
+    rng = random.Random(20261127)
+    refused = 0
+    for _ in range(3000):
+        shapes = _shapes(rng)
+        try:
+            want: tuple[int, ...] | None = tuple(torch.broadcast_shapes(*shapes))
+        except RuntimeError:
+            want = None
+        if want is None:
+            refused += 1
+            with pytest.raises(RuntimeError, match="do not broadcast"):
+                broadcast_shape(*shapes)
+        else:
+            assert broadcast_shape(*shapes) == want, shapes
+    assert 100 < refused < 2900  # both outcomes exercised
+    assert broadcast_shape(torch.Size([3, 1]), (4,)) == (3, 4)
+
+
+def test_broadcast_strides_are_the_expanded_views_strides() -> None:
+    rng = random.Random(7)
+    checked = 0
+    for _ in range(500):
+        shapes = _shapes(rng)
+        try:
+            to = tuple(torch.broadcast_shapes(*shapes))
+        except RuntimeError:
+            continue
+        for shape in shapes:
+            base = torch.empty([n + 2 for n in shape]) if shape else torch.empty(())
+            t = base[tuple(slice(0, n) for n in shape)]  # a view with padded strides
+            if t.dim() >= 2 and rng.random() < 0.5:
+                t = t.transpose(0, -1).contiguous().transpose(0, -1)
+            mine, torchs = broadcast_strides(t.shape, t.stride(), to), t.expand(to).stride()
+            assert [s for s, n in zip(mine, to, strict=True) if n != 1] == [
+                s for s, n in zip(torchs, to, strict=True) if n != 1], (t.shape, t.stride(), to)
+            checked += 1
+    assert checked > 500
