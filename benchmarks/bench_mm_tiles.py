@@ -15,7 +15,6 @@ such a run; a vendor's own card may well want others.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import multiprocessing
 import sys
@@ -108,9 +107,7 @@ def parse_shape(text: str) -> tuple[Case, torch.dtype, str]:
 
 def result_rows(path: Path) -> list[dict[str, Any]]:
     """Every row of a bench_kernels results file (JSON, or gzipped JSON): random and fixed."""
-    opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as fh:
-        data = json.load(fh)
+    data = bench_kernels.sweep_pool.read_result(path)
     return [r for sweep in data.get("random", []) for r in sweep["rows"]] + data.get("rows", [])
 
 

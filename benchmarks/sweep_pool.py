@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import gzip
 import json
 import os
 import subprocess
@@ -264,6 +265,14 @@ def run(args: argparse.Namespace, seeds: list[int],
 
 def _on(device: str) -> list[str]:
     return ["--device", device] if device else []
+
+
+def read_result(path: Path) -> dict[str, Any]:
+    """A bench_kernels result file, JSON or gzipped JSON (as kept under benchmarks/results)."""
+    opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        data: dict[str, Any] = json.load(fh)
+    return data
 
 
 def all_rows(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,0 +1,204 @@
+"""Head vs base on one device: the same bench_kernels rows timed with the tree as it is and with
+a patch applied, alternately, so that both see the same card, host and hour.
+
+Run (device machine, repository root, flagbot installed from it):
+  python benchmarks/ab_rows.py PATCH --results FILE [--ops add,mul] [--below 0.95]
+      [--guards 20] [--rounds 2] [--out DIR] [--dry-run] [-- BENCH_KERNELS ARGS...]
+PATCH is a unified diff against this tree (`git diff main BRANCH > x.patch`). The rows: those
+of FILE (a bench_kernels result, JSON or gzipped) for `--ops` under `--below` times torch
+(launch-inclusive or device time), plus `--guards` passing rows per op drawn evenly across
+the rest (what a change must not slow down). bench_kernels re-times them under their keys
+(`--cases`, the file's seeds), base and head in turn for `--rounds` rounds, FlagGems left out;
+per row and variant the lowest reading of the rounds is kept (a disturbance only adds time).
+Writes DIR/base-N.json and DIR/head-N.json per round and DIR/ab.json; prints per op how many
+rows meet the target (>= 0.95x torch) in base and head, and the rows that moved by over 5%.
+
+The head tree is a copy of this one with the patch applied, imported through a folder that
+maps `flagbot.kernels` (and hooks, bot) to it, placed first on PYTHONPATH; nothing is
+installed, and the base tree is never modified.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_kernels  # noqa: E402 - the benchmark's own folder, found by path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("kernels", "hooks", "bot")  # flagbot.<name> is the checkout's <name>/
+SKIP = {".git", ".venv", ".tox", ".whl", ".dev-sweep", "out", "__pycache__", ".mypy_cache",
+        ".ruff_cache", ".pytest_cache", "results"}
+MOVED = 0.05  # a row's generic time changed by more than this fraction is listed
+
+
+def build_head(patch: Path, dest: Path, root: Path = ROOT) -> Path:
+    """A copy of `root` at dest/tree with `patch` applied, and dest/site whose `flagbot` maps
+    to it; returns dest/site (to go first on PYTHONPATH). Exits with the patch tool's message
+    where the patch does not apply."""
+    tree, site = dest / "tree", dest / "site"
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(root, tree, ignore=lambda _, names: [n for n in names if n in SKIP])
+    tool = (["git", "apply", "--whitespace=nowarn"] if shutil.which("git")
+            else ["patch", "-p1", "--batch", "--forward", "-i"])
+    applied = subprocess.run([*tool, str(patch.resolve())], cwd=tree, capture_output=True,
+                             text=True, check=False)
+    if applied.returncode != 0:
+        raise SystemExit(f"ab_rows: {patch} does not apply to this tree: "
+                         f"{(applied.stderr or applied.stdout).strip()} (make it with `git diff <this commit> "
+                         "<branch>`)")
+    (site / "flagbot").mkdir(parents=True)
+    shutil.copy(tree / "flagbot" / "__init__.py", site / "flagbot" / "__init__.py")
+    for name in PACKAGES:
+        (site / "flagbot" / name).symlink_to(tree / name, target_is_directory=True)
+    return site
+
+
+def pick_rows(rows: list[dict[str, Any]], ops: list[str], below: float,
+              guards: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(`ops`' rows under `below` times torch, launch-inclusive or device; per op `guards` of
+    the others, evenly spaced in result order)."""
+    slow: list[dict[str, Any]] = []
+    kept: list[dict[str, Any]] = []
+    for op in ops:
+        mine = [r for r in rows if r["op"] == op and "us" in r]
+        under = [r for r in mine
+                 if min(r.get("vs_torch") or 9.0, r.get("device_vs_torch") or 9.0) < below]
+        rest = [r for r in mine if r not in under]
+        step = max(1, len(rest) // max(1, guards))
+        slow += under
+        kept += rest[::step][:guards]
+    return slow, kept
+
+
+def bench_args(result: dict[str, Any], chosen: list[dict[str, Any]], ops: list[str]) -> list[str]:
+    """bench_kernels arguments that re-time `chosen` under their keys."""
+    cases = sorted({r["case"] for r in chosen})
+    sweeps = result.get("random", [])
+    kinds = (["fixed"] if any(r["key"].startswith("fixed:") for r in chosen) else []) + (
+        [f"random:{sweeps[0]['count']}"] if sweeps else [])
+    args = ["--ops", ",".join(ops), "--cases", ",".join(cases), "--shapes", ",".join(kinds),
+            "--no-flaggems"]
+    if sweeps:
+        args += ["--seed", ",".join(str(s["seed"]) for s in sweeps)]
+    return args
+
+
+def best_of(runs: list[dict[str, Any]], keys: set[str]) -> dict[str, dict[str, Any]]:
+    """Per key among `keys`, the row of the run whose generic launch-inclusive time is lowest."""
+    best: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        for r in bench_kernels.sweep_pool.all_rows(run):
+            if r["key"] in keys and "us" in r and (
+                    r["key"] not in best or r["us"]["generic"] < best[r["key"]]["us"]["generic"]):
+                best[r["key"]] = r
+    return best
+
+
+def compare(base: dict[str, dict[str, Any]], head: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per op rows meeting the target in base and head (launch-inclusive and device), and
+    the rows whose generic time moved by over MOVED either way."""
+    ops: dict[str, dict[str, int]] = {}
+    moved = []
+    for key in sorted(set(base) & set(head), key=lambda k: (base[k]["op"], k)):
+        b, h = base[key], head[key]
+        tally = ops.setdefault(b["op"], {"rows": 0, "base": 0, "head": 0, "base_device": 0,
+                                          "head_device": 0})
+        tally["rows"] += 1
+        tally["base"] += bench_kernels.passes(b, "vs_torch")
+        tally["head"] += bench_kernels.passes(h, "vs_torch")
+        tally["base_device"] += bench_kernels.passes(b, "device_vs_torch")
+        tally["head_device"] += bench_kernels.passes(h, "device_vs_torch")
+        ratio = b["device_us"]["generic"] / h["device_us"]["generic"]
+        if abs(ratio - 1) > MOVED:
+            moved.append({"key": key, "op": b["op"], "shape": bench_kernels._shape_of(b),
+                          "base_vs_torch": b["vs_torch"], "head_vs_torch": h["vs_torch"],
+                          "base_device_vs_torch": b["device_vs_torch"],
+                          "head_device_vs_torch": h["device_vs_torch"],
+                          "speedup": round(ratio, 3)})
+    return {"ops": ops, "moved": moved}
+
+
+def report(ab: dict[str, Any]) -> str:
+    lines = ["| op | rows | base at >= 0.95x torch | head | base, device time | head, device "
+             "time |", "| --- | --- | --- | --- | --- | --- |"]
+    for op, t in ab["ops"].items():
+        lines.append(f"| {op} | {t['rows']} | {t['base']} | {t['head']} | {t['base_device']} | "
+                     f"{t['head_device']} |")
+    lines += ["", "| op | shape | x torch base -> head | device base -> head | head speed-up |",
+              "| --- | --- | --- | --- | --- |"]
+    for m in sorted(ab["moved"], key=lambda m: m["speedup"]):
+        lines.append(f"| {m['op']} | {m['shape']} | {m['base_vs_torch']:.2f} -> "
+                     f"{m['head_vs_torch']:.2f} | {m['base_device_vs_torch']:.2f} -> "
+                     f"{m['head_device_vs_torch']:.2f} | {m['speedup']:.2f}x |")
+    return "\n".join(lines) + "\n"
+
+
+def run_variant(name: str, extra: list[str], out: Path, site: Path | None,
+                bench: Path) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if site is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    target = out / f"{name}.json"
+    # run from the variant's own tree: a `flagbot/` in the working directory would shadow the
+    # site folder for anything run with -c or -m
+    done = subprocess.run([sys.executable, str(bench), *extra, "--json", str(target.resolve())],
+                          env=env, cwd=bench.parent.parent, check=False)
+    if done.returncode != 0 or not target.exists():
+        raise SystemExit(f"ab_rows: bench_kernels for {name} exited {done.returncode} (its "
+                         "messages are above); nothing compared")
+    return json.loads(target.read_text(encoding="utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("patch", type=Path)
+    p.add_argument("--results", type=Path, required=True)
+    p.add_argument("--ops", default="add,mul,gelu,silu")
+    p.add_argument("--below", type=float, default=0.95)
+    p.add_argument("--guards", type=int, default=20)
+    p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--out", type=Path, default=Path("out"))
+    p.add_argument("--dry-run", action="store_true",
+                   help="build the head tree and print the bench_kernels arguments only")
+    args, passthrough = p.parse_known_args(argv)
+    passthrough = [a for a in passthrough if a != "--"]
+    for path in (args.patch, args.results):
+        if not path.is_file():
+            p.error(f"{path}: no such file")
+    ops = [o for o in args.ops.split(",") if o]
+    result = bench_kernels.sweep_pool.read_result(args.results)
+    slow, guards = pick_rows(bench_kernels.sweep_pool.all_rows(result), ops, args.below,
+                             args.guards)
+    chosen = slow + guards
+    if not chosen:
+        p.error(f"no rows of {args.ops} in {args.results}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    site = build_head(args.patch, args.out / "head")
+    extra = bench_args(result, chosen, ops) + passthrough
+    print(f"ab_rows: {len(slow)} rows under {args.below}x torch and {len(guards)} guards; "
+          f"bench_kernels {' '.join(extra)}", file=sys.stderr)
+    if args.dry_run:
+        return 0
+    runs: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
+    for n in range(args.rounds):
+        runs["base"].append(run_variant(f"base-{n}", extra, args.out, None,
+                                        ROOT / "benchmarks" / "bench_kernels.py"))
+        runs["head"].append(run_variant(f"head-{n}", extra, args.out, site,
+                                        args.out / "head" / "tree" / "benchmarks"
+                                        / "bench_kernels.py"))
+    keys = {r["key"] for r in chosen}
+    ab = compare(best_of(runs["base"], keys), best_of(runs["head"], keys))
+    (args.out / "ab.json").write_text(json.dumps(ab, indent=1), encoding="utf-8")
+    print(report(ab))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

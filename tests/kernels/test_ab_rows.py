@@ -1,0 +1,128 @@
+"""benchmarks/ab_rows.py, head vs base on one device: the head tree is the patched copy and is
+what `flagbot.kernels` imports under its site folder (the base tree untouched); the rows are the
+slow ones plus guards, re-timed under their own keys; a failed bench or patch says so."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .benchmarks_support import load_benchmark
+
+RECORD = (Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+          / "kernels-h100-2026-11-27-rules4.json.gz")
+
+
+@pytest.fixture(scope="module")
+def ab() -> Any:
+    return load_benchmark("ab_rows")
+
+
+def _tree(root: Path, value: str) -> None:
+    (root / "flagbot").mkdir(parents=True)
+    (root / "flagbot" / "__init__.py").write_text('"""stand-in"""\n')
+    for name in ("kernels", "hooks", "bot"):
+        (root / name).mkdir()
+        (root / name / "__init__.py").write_text("")
+    (root / "kernels" / "knob.py").write_text(f"VALUE = {value!r}\n")
+
+
+def _patch(old: str, new: str, path: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                        f"a/{path}", f"b/{path}"))
+
+
+def test_the_head_tree_is_the_patched_copy_and_imports_as_flagbot(ab: Any, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _tree(root, "base")
+    patch = tmp_path / "x.patch"
+    patch.write_text(_patch("VALUE = 'base'\n", "VALUE = 'head'\n", "kernels/knob.py"))
+    site = ab.build_head(patch, tmp_path / "ab", root=root)
+    probe = "import flagbot.kernels.knob as k; print(k.VALUE, k.__file__)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(site)), check=True, timeout=60,
+                          cwd=tmp_path)  # not the checkout, whose own flagbot/ would come first
+    value, where = done.stdout.split()
+    assert value == "head" and where.startswith(str(site))
+    assert (root / "kernels" / "knob.py").read_text() == "VALUE = 'base'\n"  # base untouched
+
+
+def test_a_patch_that_does_not_apply_is_refused_with_the_reason(ab: Any, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _tree(root, "base")
+    patch = tmp_path / "x.patch"
+    patch.write_text(_patch("VALUE = 'other'\n", "VALUE = 'head'\n", "kernels/knob.py"))
+    with pytest.raises(SystemExit, match="does not apply"):
+        ab.build_head(patch, tmp_path / "ab", root=root)
+
+
+def _row(key: str, op: str, case: str, vs: float, dev: float, us: float = 10.0) -> dict[str, Any]:
+    return {"key": key, "op": op, "case": case, "dtype": "float16", "layout": "contiguous",
+            "vs_torch": vs, "device_vs_torch": dev, "of_copy": 0.1, "accuracy": "ok",
+            "us": {"generic": us, "torch": us * vs}, "device_us": {"generic": us,
+                                                                 "torch": us * dev}}
+
+
+def test_slow_rows_and_guards_are_retimed_under_their_keys(ab: Any) -> None:
+    result = {"rows": [_row("fixed:0", "add", "100", 1.0, 1.0)],
+              "random": [{"seed": 11, "count": 200, "rows": [
+                  _row("random:11:0", "add", "7x9", 0.5, 1.0),  # slow launch-inclusive
+                  _row("random:11:1", "add", "8x9", 1.0, 0.9),  # slow on device only
+                  *[_row(f"random:11:{i}", "add", f"{i}x3", 1.1, 1.1) for i in range(2, 12)],
+                  _row("random:11:12", "mul", "5", 0.2, 0.2)]}]}
+    rows = ab.bench_kernels.sweep_pool.all_rows(result)
+    slow, guards = ab.pick_rows(rows, ["add"], 0.95, 3)
+    assert [r["key"] for r in slow] == ["random:11:0", "random:11:1"]
+    assert len(guards) == 3 and not {r["key"] for r in guards} & {r["key"] for r in slow}
+    args = ab.bench_args(result, slow + guards, ["add"])
+    cases = args[args.index("--cases") + 1].split(",")
+    assert "7x9" in cases and "8x9" in cases and "5" not in cases
+    assert args[args.index("--seed") + 1] == "11" and "--no-flaggems" in args
+    shapes = args[args.index("--shapes") + 1]
+    assert shapes == ("fixed,random:200" if any(r["key"] == "fixed:0" for r in guards)
+                      else "random:200")
+
+
+def test_the_comparison_keeps_each_variants_best_round_and_lists_moved_rows(ab: Any) -> None:
+    def run(us: dict[str, float]) -> dict[str, Any]:
+        return {"rows": [], "random": [{"seed": 1, "count": 2, "rows": [
+            _row(k, "add", k, 1.0 * 10 / v, 1.0 * 10 / v, v) for k, v in us.items()]}]}
+
+    keys = {"a", "b", "c"}
+    base = ab.best_of([run({"a": 10, "b": 10, "c": 30}), run({"a": 12, "b": 9, "c": 10})], keys)
+    head = ab.best_of([run({"a": 5, "b": 9.2, "c": 10})], keys)
+    assert base["b"]["us"]["generic"] == 9 and base["c"]["us"]["generic"] == 10
+    out = ab.compare(base, head)
+    assert [m["key"] for m in out["moved"]] == ["a"] and out["moved"][0]["speedup"] == 2.0
+    assert out["ops"]["add"]["rows"] == 3
+    assert "| add | a 16 x |" not in ab.report(out) and "2.00x" in ab.report(out)
+
+
+def test_a_failing_bench_is_reported_and_nothing_compared(ab: Any, tmp_path: Path) -> None:
+    bench = tmp_path / "bench.py"
+    bench.write_text("import sys\nprint('no device here', file=sys.stderr)\nsys.exit(2)\n")
+    with pytest.raises(SystemExit, match="base-0 exited 2"):
+        ab.run_variant("base-0", [], tmp_path, None, bench)
+
+
+def test_dry_run_on_the_record(ab: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                               ) -> None:
+    host = Path(ab.ROOT) / "kernels" / "ops" / "_host.py"
+    text = host.read_text(encoding="utf-8")
+    patch = tmp_path / "comment.patch"
+    patch.write_text(_patch(text, text + "# a comment\n", "kernels/ops/_host.py"))
+    assert ab.main([str(patch), "--results", str(RECORD), "--ops", "mul", "--guards", "5",
+                    "--out", str(tmp_path / "out"), "--dry-run"]) == 0
+    said = capsys.readouterr().err
+    assert "rows under 0.95x torch and 5 guards" in said and "16x1025x3027[broadcast=2]" in said
+    assert (tmp_path / "out" / "head" / "tree" / "kernels" / "ops" / "_host.py").read_text(
+        encoding="utf-8").endswith("# a comment\n")
+    assert host.read_text(encoding="utf-8") == text
+    with pytest.raises(SystemExit):
+        ab.main([str(tmp_path / "missing.patch"), "--results", str(RECORD)])
