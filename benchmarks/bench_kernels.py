@@ -192,13 +192,16 @@ def copy_bandwidth(dev: Device, elements: int = 1 << 28) -> float:
 
 def bench_two_ways(dev: Device, fns: dict[str, Callable[[], Any]], reps: int
                    ) -> dict[str, dict[str, float]]:
-    """Median microseconds per label, {"launch": ..., "device": ...}.
+    """Median microseconds per label, {"launch": ..., "device": ..., "host": ...}.
 
     launch: as do_bench times (L2 zeroed, start event, the call, end event, no synchronisation
     between calls): while the device is busy with the flush the host enqueues the call, so
     launch cost shows exactly where the host, not the device, is the bottleneck; that is how
     users pay. device: the same after a device-side sleep long enough that the host is always
-    ahead (the harness's stall): the kernels' own time. Labels are interleaved round by round
+    ahead (the harness's stall): the kernels' own time. host: the host's own time to make the
+    call (it returns once the work is enqueued), read on the host's clock in the launch-
+    inclusive rounds: a launch-inclusive time far over the device time with a long host time
+    beside it is the launch path's, not the kernel's. Labels are interleaved round by round
     (order reversed every other round) so drift hits all alike. Everything goes through the
     device's own module (`torch.cuda`, `torch.npu`, ...)."""
     labels = list(fns)
@@ -206,6 +209,7 @@ def bench_two_ways(dev: Device, fns: dict[str, Callable[[], Any]], reps: int
     cache = dev.flush_buffer()
     events: dict[str, dict[str, list[tuple[Any, Any]]]] = {
         label: {"launch": [], "device": []} for label in labels}
+    host: dict[str, list[float]] = {label: [] for label in labels}
     for r in range(reps):
         order = labels if r % 2 == 0 else labels[::-1]
         for mode in ("launch", "device"):
@@ -215,12 +219,18 @@ def bench_two_ways(dev: Device, fns: dict[str, Callable[[], Any]], reps: int
                 cache.zero_()
                 start, end = dev.event(), dev.event()
                 start.record()
+                began = time.perf_counter()
                 fns[label]()
+                if mode == "launch":
+                    host[label].append((time.perf_counter() - began) * 1e6)
                 end.record()
                 events[label][mode].append((start, end))
     dev.synchronize()
-    return {label: {mode: statistics.median(float(s.elapsed_time(e)) * 1000.0 for s, e in pairs)
-                    for mode, pairs in modes.items()} for label, modes in events.items()}
+    out = {label: {mode: statistics.median(float(s.elapsed_time(e)) * 1000.0 for s, e in pairs)
+                   for mode, pairs in modes.items()} for label, modes in events.items()}
+    for label in labels:
+        out[label]["host"] = statistics.median(host[label])
+    return out
 
 
 @contextmanager
@@ -252,7 +262,7 @@ def best_of_attempts(dev: Device, fns: dict[str, Callable[[], Any]], reps: int
     if any(max(r[label][mode] for r in runs) > DISAGREE * min(r[label][mode] for r in runs)
            for label in fns for mode in ("launch", "device")):
         runs.append(bench_two_ways(dev, fns, reps))
-    best = {label: {mode: min(r[label][mode] for r in runs) for mode in ("launch", "device")}
+    best = {label: {mode: min(r[label][mode] for r in runs) for mode in runs[0][label]}
             for label in fns}
     return best, len(runs)
 
@@ -351,6 +361,8 @@ def rate(result: dict[str, Any], row: Row, times: dict[str, dict[str, float]],
     spec = OPS[row.op]
     result["us"] = {k: round(v["launch"], 2) for k, v in times.items()}
     result["device_us"] = {k: round(v["device"], 2) for k, v in times.items()}
+    if all("host" in v for v in times.values()):
+        result["host_us"] = {k: round(v["host"], 2) for k, v in times.items()}
     for prefix, mode in (("", "launch"), ("device_", "device")):
         gen_us = times["generic"][mode]
         result[f"{prefix}vs_torch"] = round(times["torch"][mode] / gen_us, 3)
@@ -534,9 +546,10 @@ def retime(first: dict[str, Any], again: dict[str, Any], row: Row,
     launch-inclusive readings are kept beside them (`first_us`)."""
     if "error" in again:
         return first
-    times = {k: {"launch": min(first["us"][k], again["us"].get(k, first["us"][k])),
-                 "device": min(first["device_us"][k], again["device_us"].get(k, first[
-                     "device_us"][k]))} for k in first["us"]}
+    times = {k: {way: min(first[field][k], again.get(field, {}).get(k, first[field][k]))
+                 for way, field in (("launch", "us"), ("device", "device_us"),
+                                    ("host", "host_us")) if field in first}
+             for k in first["us"]}
     out = {**first, "first_us": first["us"], "retimed": True,
            "attempts": first["attempts"] + again["attempts"]}
     if again["accuracy"] != "ok":

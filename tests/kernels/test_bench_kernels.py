@@ -41,8 +41,11 @@ def test_a_row_is_measured_through_the_device_module(bench: ModuleType,
     r = bench.measure(row, dev, copy_gbps=10.0, fg={}, reps=2)
     assert called == []
     assert r["accuracy"] == "ok"
-    assert set(r["us"]) == set(r["device_us"]) == {"generic", "torch"}
+    assert set(r["us"]) == set(r["device_us"]) == set(r["host_us"]) == {"generic", "torch"}
     assert r["vs_torch"] > 0 and r["vs_flaggems"] is None
+    # the host's time to make each call, read on its own clock (stand-in events read the same
+    # clock around the call, so the host's part of the call can be no longer than the whole)
+    assert all(0 < r["host_us"][k] <= r["us"][k] + 1 for k in r["us"])
     assert {"inputs", "first_generic", "accuracy", "warmup", "timed"} <= set(r["phase_s"])
     assert r["attempts"] in (2, 3)
     assert ("of_copy" in r) == (op != "mm")
@@ -262,6 +265,7 @@ def test_disturbed_rows_are_measured_again_and_keep_the_lower_reading(
     assert slow["vs_torch"] == pytest.approx(slow["us"]["torch"] / slow["us"]["generic"],
                                              abs=0.01)
     assert "retimed" not in sink[0] and not bench.disturbed(sink[0])
+    assert set(slow["host_us"]) == {"generic", "torch"}  # kept through the retime
 
 
 def test_flaggems_tuners_get_the_budget(bench: ModuleType) -> None:
