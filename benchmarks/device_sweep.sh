@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Long bench_kernels.py sweeps on a lent GPU machine whose commands are cut after minutes:
 #   benchmarks/device_sweep.sh start [BENCH ARGS...]  install, start the sweep detached, wait
+#   benchmarks/device_sweep.sh ab PATCH [AB ARGS...]  the same for benchmarks/ab_rows.py (head
+#                                                      vs base; its JSON files come back too)
 #   benchmarks/device_sweep.sh wait                    wait again for the same sweep
 # Each call waits up to $WAIT seconds (default 540), then copies the sweep's JSON, Markdown and
 # log so far to $OUT (default ./out; the per-stage results as parts.tgz); the sweep itself runs
@@ -10,8 +12,8 @@
 set -u
 OUT=${OUT:-out}; W=${SWEEP_DIR:-/tmp/bench-sweep}; WAIT=${WAIT:-540}
 mkdir -p "$OUT"
-if [ "${1:-}" = start ]; then
-  shift
+if [ "${1:-}" = start ] || [ "${1:-}" = ab ]; then
+  mode=$1; shift
   # A machine still held from an earlier call may still be running a sweep: starting another
   # would time two sweeps on one device and delete the files the first one is writing.
   if [ -f "$W/pid" ] && kill -0 "$(cat "$W/pid")" 2>/dev/null; then
@@ -28,17 +30,22 @@ if [ "${1:-}" = start ]; then
   [ -f .dev-sweep/parts.tgz ] && tar xzf .dev-sweep/parts.tgz -C "$W"
   nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
     --format=csv,noheader > "$W/card.txt" 2>&1
-  PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 setsid nohup \
-    python3 benchmarks/bench_kernels.py "$@" --json "$W/sweep.json" --parts "$W/sweep.parts" \
-    --markdown "$W/sweep.md" > "$W/sweep.log" 2>&1 < /dev/null &
+  if [ "$mode" = ab ]; then
+    PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 setsid nohup \
+      python3 benchmarks/ab_rows.py "$@" --out "$W/ab" > "$W/sweep.log" 2>&1 < /dev/null &
+  else
+    PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 setsid nohup \
+      python3 benchmarks/bench_kernels.py "$@" --json "$W/sweep.json" --parts "$W/sweep.parts" \
+      --markdown "$W/sweep.md" > "$W/sweep.log" 2>&1 < /dev/null &
+  fi
   echo $! > "$W/pid"
 elif [ "${1:-}" != wait ]; then
-  echo "usage: $0 start [BENCH ARGS...] | wait" >&2; exit 2
+  echo "usage: $0 start [BENCH ARGS...] | ab PATCH [AB ARGS...] | wait" >&2; exit 2
 fi
 [ -f "$W/pid" ] || { echo "no sweep started on this machine" >&2; exit 2; }
 end=$((SECONDS + WAIT))
 while kill -0 "$(cat "$W/pid")" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 5; done
-cp "$W"/card.txt "$W"/sweep.* "$OUT"/ 2>/dev/null
+cp "$W"/card.txt "$W"/sweep.* "$W"/ab/*.json "$OUT"/ 2>/dev/null
 tar czf "$OUT/parts.tgz" -C "$W" --exclude='*.log' --exclude='*.db' sweep.parts 2>/dev/null
 if kill -0 "$(cat "$W/pid")" 2>/dev/null; then echo "sweep still running"; else echo "sweep ended"; fi
-grep -E "^bench_kernels|^\[time|^\[warm|^below|Traceback|Error" "$W/sweep.log" | tail -40
+grep -E "^bench_kernels|^ab_rows|^\| |^\[time|^\[warm|^below|Traceback|Error" "$W/sweep.log" | tail -40

@@ -1,7 +1,7 @@
-"""benchmarks/device_sweep.sh, the wrapper that runs long sweeps on a lent machine across
-several cut-off commands: it never starts a second sweep over one that is still running (two
-sweeps on one device spoil each other's timings, and the restart deleted the running one's
-files), and `wait` without a sweep says so."""
+"""benchmarks/device_sweep.sh, the wrapper that runs long sweeps (and ab_rows' comparisons) on
+a lent machine across several cut-off commands: it never starts a second sweep over one that
+is still running (two sweeps on one device spoil each other's timings, and the restart deleted
+the running one's files), and `wait` without a sweep says so."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 from .benchmarks_support import BENCHMARKS
 
@@ -21,14 +23,15 @@ def _run(args: list[str], work: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=60, check=False)
 
 
-def test_a_running_sweep_is_never_started_over(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", [["start", "--ops", "add"], ["ab", "x.patch", "--ops", "mm"]])
+def test_a_running_sweep_is_never_started_over(tmp_path: Path, start: list[str]) -> None:
     work = tmp_path / "sweep"
     work.mkdir()
     running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         (work / "pid").write_text(f"{running.pid}\n")
         (work / "sweep.json").write_text("{}")  # the running sweep's results so far
-        done = _run(["start", "--ops", "add"], work)
+        done = _run(start, work)
         assert done.returncode == 2
         assert "still running" in done.stderr and "wait" in done.stderr
         assert (work / "sweep.json").read_text() == "{}"  # its files left alone
