@@ -11,7 +11,9 @@ the rest (what a change must not slow down). bench_kernels re-times them under t
 (`--cases`, the file's seeds), base and head in turn for `--rounds` rounds, FlagGems left out;
 per row and variant the lowest reading of the rounds is kept (a disturbance only adds time).
 Writes DIR/base-N.json and DIR/head-N.json per round and DIR/ab.json; prints per op how many
-rows meet the target (>= 0.95x torch) in base and head, and the rows that moved by over 5%.
+rows meet the target (>= 0.95x torch) in base and head, the rows that moved by over 5%, and
+every row a variant failed to compute right (an error, an inaccurate result, or no reading);
+exits 1 where the patched tree failed any.
 
 The head tree is a copy of this one with the patch applied, imported through a folder that
 maps `flagbot.kernels` (and hooks, bot) to it, placed first on PYTHONPATH; nothing is
@@ -101,11 +103,28 @@ def best_of(runs: list[dict[str, Any]], keys: set[str]) -> dict[str, dict[str, A
     return best
 
 
-def compare(base: dict[str, dict[str, Any]], head: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Per op rows meeting the target in base and head (launch-inclusive and device), and
-    the rows whose generic time moved by over MOVED either way."""
+def broken(runs: list[dict[str, Any]], keys: set[str]) -> dict[str, str]:
+    """Per key among `keys`: what went wrong in some run (an error, or an inaccurate result),
+    for rows that a variant did not compute right at least once."""
+    out: dict[str, str] = {}
+    for run in runs:
+        for r in bench_kernels.sweep_pool.all_rows(run):
+            if r["key"] in keys and ("error" in r or r.get("accuracy", "ok") != "ok"):
+                out[r["key"]] = str(r.get("error") or r["accuracy"])[:200]
+    return out
+
+
+def compare(base: dict[str, dict[str, Any]], head: dict[str, dict[str, Any]],
+            failed: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+    """Per op rows meeting the target in base and head (launch-inclusive and device), the
+    rows whose generic time moved by over MOVED either way, and the rows a variant failed
+    (`failed`: per variant, key -> what went wrong; a row missing from one side counts)."""
     ops: dict[str, dict[str, int]] = {}
     moved = []
+    failures = {name: dict(bad) for name, bad in (failed or {}).items()}
+    for name, mine, other in (("base", base, head), ("head", head, base)):
+        for key in set(other) - set(mine):
+            failures.setdefault(name, {}).setdefault(key, "not measured")
     for key in sorted(set(base) & set(head), key=lambda k: (base[k]["op"], k)):
         b, h = base[key], head[key]
         tally = ops.setdefault(b["op"], {"rows": 0, "base": 0, "head": 0, "base_device": 0,
@@ -122,7 +141,7 @@ def compare(base: dict[str, dict[str, Any]], head: dict[str, dict[str, Any]]) ->
                           "base_device_vs_torch": b["device_vs_torch"],
                           "head_device_vs_torch": h["device_vs_torch"],
                           "speedup": round(ratio, 3)})
-    return {"ops": ops, "moved": moved}
+    return {"ops": ops, "moved": moved, "failed": failures}
 
 
 def report(ab: dict[str, Any]) -> str:
@@ -137,6 +156,10 @@ def report(ab: dict[str, Any]) -> str:
         lines.append(f"| {m['op']} | {m['shape']} | {m['base_vs_torch']:.2f} -> "
                      f"{m['head_vs_torch']:.2f} | {m['base_device_vs_torch']:.2f} -> "
                      f"{m['head_device_vs_torch']:.2f} | {m['speedup']:.2f}x |")
+    for name, bad in ab.get("failed", {}).items():
+        if bad:
+            lines += ["", f"**{name} failed {len(bad)} row(s):**"]
+            lines += [f"- {key}: {what}" for key, what in sorted(bad.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -194,9 +217,14 @@ def main(argv: list[str] | None = None) -> int:
                                         args.out / "head" / "tree" / "benchmarks"
                                         / "bench_kernels.py"))
     keys = {r["key"] for r in chosen}
-    ab = compare(best_of(runs["base"], keys), best_of(runs["head"], keys))
+    ab = compare(best_of(runs["base"], keys), best_of(runs["head"], keys),
+                 {name: broken(done, keys) for name, done in runs.items()})
     (args.out / "ab.json").write_text(json.dumps(ab, indent=1), encoding="utf-8")
     print(report(ab))
+    if ab["failed"].get("head"):
+        print(f"ab_rows: the patched tree failed {len(ab['failed']['head'])} row(s) that are "
+              "listed above: the patch breaks them", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -101,7 +101,28 @@ def test_the_comparison_keeps_each_variants_best_round_and_lists_moved_rows(ab: 
     out = ab.compare(base, head)
     assert [m["key"] for m in out["moved"]] == ["a"] and out["moved"][0]["speedup"] == 2.0
     assert out["ops"]["add"]["rows"] == 3
-    assert "| add | a 16 x |" not in ab.report(out) and "2.00x" in ab.report(out)
+    assert "2.00x" in ab.report(out) and "failed" not in ab.report(out)
+
+
+def test_rows_the_head_breaks_are_reported_not_dropped(ab: Any) -> None:
+    good = _row("random:1:0", "add", "5", 1.0, 1.0)
+    wrong = {**_row("random:1:1", "add", "6", 1.0, 1.0), "accuracy": "FAIL (max abs 3)"}
+    crashed = {"key": "random:1:2", "op": "add", "case": "7", "dtype": "float16",
+               "layout": "contiguous", "error": "RuntimeError: boom"}
+    base_run = {"rows": [], "random": [{"seed": 1, "count": 3, "rows": [
+        good, _row("random:1:1", "add", "6", 1.0, 1.0), _row("random:1:2", "add", "7", 1, 1)]}]}
+    head_run = {"rows": [], "random": [{"seed": 1, "count": 3, "rows": [good, wrong, crashed]}]}
+    keys = {"random:1:0", "random:1:1", "random:1:2"}
+    failed = {"base": ab.broken([base_run], keys), "head": ab.broken([head_run], keys)}
+    assert failed == {"base": {}, "head": {"random:1:1": "FAIL (max abs 3)",
+                                           "random:1:2": "RuntimeError: boom"}}
+    out = ab.compare(ab.best_of([base_run], keys), ab.best_of([head_run], keys), failed)
+    assert out["failed"]["head"] == failed["head"]
+    text = ab.report(out)
+    assert "**head failed 2 row(s):**" in text and "RuntimeError: boom" in text
+    # a row measured on one side only counts as failed on the other
+    alone = ab.compare(ab.best_of([base_run], keys), {})
+    assert set(alone["failed"]["head"]) == keys
 
 
 def test_a_failing_bench_is_reported_and_nothing_compared(ab: Any, tmp_path: Path) -> None:
