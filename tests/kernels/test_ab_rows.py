@@ -5,6 +5,7 @@ slow ones plus guards, re-timed under their own keys; a failed bench or patch sa
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import subprocess
 import sys
@@ -147,3 +148,45 @@ def test_dry_run_on_the_record(ab: Any, tmp_path: Path, capsys: pytest.CaptureFi
     assert host.read_text(encoding="utf-8") == text
     with pytest.raises(SystemExit):
         ab.main([str(tmp_path / "missing.patch"), "--results", str(RECORD)])
+
+
+@pytest.mark.parametrize("head_breaks", [False, True])
+def test_main_compares_the_rounds_and_exits_1_where_the_head_breaks_rows(
+        ab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], head_breaks: bool) -> None:
+    # bench_kernels needs an accelerator; here each variant's run is the recorded result it
+    # would write (the head twice as fast on the slow row, or failing it)
+    record = {"rows": [], "random": [{"seed": 3, "count": 2, "rows": [
+        _row("random:3:0", "add", "9x7", 0.5, 0.5, us=20.0),
+        _row("random:3:1", "add", "9x8", 1.2, 1.2)]}]}
+    results = tmp_path / "record.json"
+    results.write_text(json.dumps(record))
+    host = Path(ab.ROOT) / "kernels" / "ops" / "_host.py"
+    text = host.read_text(encoding="utf-8")
+    patch = tmp_path / "comment.patch"
+    patch.write_text(_patch(text, text + "# a comment\n", "kernels/ops/_host.py"))
+    runs: list[str] = []
+
+    def recorded(name: str, extra: list[str], out: Path, site: Path | None,
+                 bench: Path) -> dict[str, Any]:
+        runs.append(name)
+        assert (site is None) == name.startswith("base")
+        rows = [dict(r) for r in record["random"][0]["rows"]]
+        if name.startswith("head"):
+            rows[0] = ({**rows[0], "accuracy": "FAIL (nan)"} if head_breaks
+                       else _row("random:3:0", "add", "9x7", 1.0, 1.0, us=10.0))
+        return {"rows": [], "random": [{"seed": 3, "count": 2, "rows": rows}]}
+
+    monkeypatch.setattr(ab, "run_variant", recorded)
+    code = ab.main([str(patch), "--results", str(results), "--ops", "add", "--guards", "1",
+                    "--out", str(tmp_path / "out")])
+    assert runs == ["base-0", "head-0", "base-1", "head-1"]
+    said = capsys.readouterr()
+    saved = json.loads((tmp_path / "out" / "ab.json").read_text())
+    if head_breaks:
+        assert code == 1 and "breaks them" in said.err
+        assert saved["failed"]["head"] == {"random:3:0": "FAIL (nan)"}
+    else:
+        assert code == 0 and saved["ops"]["add"] == {
+            "rows": 2, "base": 1, "head": 2, "base_device": 1, "head_device": 2}
+        assert [m["key"] for m in saved["moved"]] == ["random:3:0"]
