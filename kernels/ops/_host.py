@@ -36,8 +36,8 @@ def fewer_rows(rows: int, count: int, programs: int, least: int = 1) -> int:
 
 def broadcast_shape(*shapes: Sequence[int]) -> tuple[int, ...]:
     """torch.broadcast_shapes for concrete sizes, as plain Python. Torch's goes through its
-    symbolic-shape reference (10 us a call, and its first call imports sympy: 0.3 s), once
-    before every elementwise launch; this takes 0.5-1 us. RuntimeError where they do not
+    symbolic-shape reference (10-13 us a call, and its first call imports sympy: 0.3 s), once
+    before every elementwise launch; this takes 0.5-1.7 us. RuntimeError where they do not
     broadcast, as torch's."""
     first = tuple(shapes[0])
     if all(len(s) == len(first) and tuple(s) == first for s in shapes[1:]):
