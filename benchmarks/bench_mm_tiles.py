@@ -2,7 +2,7 @@
 
 Run (flagbot installed): python benchmarks/bench_mm_tiles.py [--results FILE] [--below R]
       [--limit N] [--shapes MxNxK:dtype[:layout],...] [--workers W] [--json OUT]
-      [--grid full|skinny]
+      [--grid full|skinny|gemv]
 For each shape (by default the mm rows of a bench_kernels results file under `--below` times
 torch, plus the fixed sweep's mm rows as guards), times torch, the shape-picked configuration
 and every configuration of a grid (tile shapes, K splits, K padding), launch-inclusive and
@@ -28,7 +28,7 @@ import torch
 import triton
 
 from flagbot.kernels.device import Device, resolve
-from flagbot.kernels.ops.mm import MMConfig, mm, mm_config
+from flagbot.kernels.ops.mm import GemvConfig, MMConfig, mm, mm_config, picked_config
 from flagbot.kernels.spec import Case
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -89,10 +89,39 @@ def skinny_grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
     return out
 
 
-GRIDS = {"full": grid, "skinny": skinny_grid}
+def gemv_grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[GemvConfig]:
+    """Matrix-vector products (one row or one column of output): outputs per program x K per
+    step (1-16K elements a tile) x warps, each unsplit and with K split towards one and two
+    programs per multiprocessor (a second launch sums the fp32 partials). The picked tile
+    takes 32 outputs a program whatever their count: 4408 outputs over a K of 8192 (bf16, the
+    matrix's rows along N) ran at 0.53x torch in 138 programs."""
+    rows = max(m, n)
+    out: list[GemvConfig] = []
+    for block_r in (8, 16, 32, 64, 128, 256):
+        for block_k in (32, 64, 128, 256, 512):
+            if not 1024 <= block_r * block_k <= 16384:
+                continue
+            programs = triton.cdiv(rows, block_r)
+            splits = sorted({1} | {min(max(1, triton.cdiv(p, programs)),
+                                       max(1, k // (4 * block_k)), 32) for p in (264, 528)})
+            for warps in (4, 8):
+                for split in splits:
+                    out.append(GemvConfig(block_r, block_k, warps, 3, split_k=split))
+    return out
 
 
-def label(cfg: MMConfig) -> str:
+GRIDS: dict[str, Callable[[int, int, int, torch.dtype], list[Any]]] = {
+    "full": grid, "skinny": skinny_grid, "gemv": gemv_grid}
+
+
+def is_gemv(case: Case) -> bool:
+    return min(case.shape[0], case.shape[1]) == 1
+
+
+def label(cfg: MMConfig | GemvConfig) -> str:
+    if isinstance(cfg, GemvConfig):
+        return (f"gemv{cfg.block_r}x{cfg.block_k}/w{cfg.warps}s{cfg.stages}"
+                f"/k{cfg.split_k}")
     return (f"{cfg.block_m}x{cfg.block_n}x{cfg.block_k}/w{cfg.warps}s{cfg.stages}"
             f"/k{cfg.split_k}{'/pad' if cfg.pad_k else ''}"
             f"{'' if cfg.copy_unaligned else '/nocopy'}{'/arows' if cfg.a_rows else ''}")
@@ -121,14 +150,20 @@ def worst_spread(rows: list[dict[str, Any]], op: str, below: float,
     return bad[::step][:limit]
 
 
-def from_results(path: Path, below: float, limit: int) -> list[tuple[Case, torch.dtype, str]]:
-    """The mm rows of a bench_kernels results file under `below` times torch (worst_spread)."""
+def from_results(path: Path, below: float, limit: int, gemv: bool = False
+                 ) -> list[tuple[Case, torch.dtype, str]]:
+    """The mm rows of a bench_kernels results file under `below` times torch (worst_spread);
+    `gemv`: only the matrix-vector ones, else only the others."""
+    rows = [r for r in result_rows(path) if r["op"] == "mm"
+            and is_gemv(Case(tuple(int(x) for x in r["case"].split("x")))) == gemv]
     return [(Case(tuple(int(x) for x in r["case"].split("x"))), DTYPES[r["dtype"]], r["layout"])
-            for r in worst_spread(result_rows(path), "mm", below, limit)]
+            for r in worst_spread(rows, "mm", below, limit)]
 
 
-def guards() -> list[tuple[Case, torch.dtype, str]]:
-    return [(row.case, row.dtype, row.layout) for row in bench_kernels.SWEEP if row.op == "mm"]
+def guards(gemv: bool = False) -> list[tuple[Case, torch.dtype, str]]:
+    """The fixed sweep's mm rows (`gemv`: its matrix-vector ones, else the others)."""
+    return [(row.case, row.dtype, row.layout) for row in bench_kernels.SWEEP
+            if row.op == "mm" and is_gemv(row.case) == gemv]
 
 
 def _inputs(case: Case, dtype: torch.dtype, layout: str, dev: Device) -> tuple[Any, ...]:
@@ -220,7 +255,7 @@ def time_shape(case: Case, dtype: torch.dtype, layout: str, dev: Device,
     for name, cfg in configs.items():
         fns[name] = (lambda c: lambda: mm(a, b, config=c))(cfg)
     return {"case": case.id, "dtype": str(dtype)[6:], "layout": layout,
-            "picked_config": label(mm_config(m, n, k, dtype)), **time_grid(dev, fns, configs)}
+            "picked_config": label(picked_config(a, b)), **time_grid(dev, fns, configs)}
 
 
 def main(argv: Iterable[str] | None = None) -> int:
@@ -234,15 +269,17 @@ def main(argv: Iterable[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=14)
     p.add_argument("--json", type=Path)
     p.add_argument("--grid", choices=sorted(GRIDS), default="full",
-                   help="the configurations tried: the full grid, or the skinny-product one")
+                   help="the configurations tried: the full grid, the skinny-product one, or the "
+                        "matrix-vector one (then only matrix-vector shapes)")
     args = p.parse_args(list(argv) if argv is not None else None)
     dev = timed_device("bench_mm_tiles")
     if dev is None:
         return 2
+    gemv = args.grid == "gemv"
     shapes = ([parse_shape(s) for s in args.shapes.split(",")] if args.shapes
-              else from_results(args.results, args.below, args.limit))
+              else from_results(args.results, args.below, args.limit, gemv))
     if not args.no_guards:
-        shapes += guards()
+        shapes += guards(gemv)
     time_all(shapes, args.workers, lambda sh, w: warm(sh, w, args.grid),
              lambda shape: time_shape(*shape, dev, args.grid),
              lambda r: (f"{r['case']:>18} {r['dtype']:9} {r['layout']:10} "

@@ -375,6 +375,17 @@ def _no_tail(a: torch.Tensor, b: torch.Tensor, k: int, block_k: int) -> bool:
     return a.dtype == torch.float32 or a.stride(0) == 1 or b.stride(0) == 1
 
 
+def picked_config(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
+    """What mm() runs a @ b with when no `config` is given: the GEMV kernel for one row or one
+    column of output (`gemv_config`), else the tiles `mm_config` picks by shape."""
+    m, k = a.shape
+    n = b.shape[1]
+    if min(m, n) == 1:
+        k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
+        return gemv_config(max(m, n), k, a.dtype, k_contiguous)
+    return mm_config(m, n, k, a.dtype, a_columns=a.stride(0) == 1 and a.stride(1) != 1)
+
+
 def mm(a: torch.Tensor, b: torch.Tensor, *,
        config: MMConfig | GemvConfig | None = None) -> torch.Tensor:
     """a @ b for 2-D float tensors of one dtype (aten::mm); any strides (a transposed operand is
@@ -396,15 +407,12 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         return c
     if k == 0:
         return c.zero_()
-    if isinstance(config, GemvConfig) or (config is None and min(m, n) == 1):
+    cfg = config if config is not None else picked_config(a, b)
+    if isinstance(cfg, GemvConfig):
         if min(m, n) != 1:
             raise ValueError(f"mm: a GemvConfig needs one row or one column, got {m}x{n}")
-        k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
-        gemv_into(c, a, b, config if isinstance(config, GemvConfig)
-                  else gemv_config(max(m, n), k, a.dtype, k_contiguous))
+        gemv_into(c, a, b, cfg)
         return c
-    cfg = config if isinstance(config, MMConfig) else mm_config(
-        m, n, k, a.dtype, a_columns=a.stride(0) == 1 and a.stride(1) != 1)
     if cfg.a_rows and a.stride(0) == 1 and a.stride(1) != 1:
         a = a.contiguous()
     m_load, n_load = m, n

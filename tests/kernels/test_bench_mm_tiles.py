@@ -95,3 +95,28 @@ def test_without_an_accelerator_it_exits_2(tiles: ModuleType,
                                            capsys: pytest.CaptureFixture[str]) -> None:
     assert tiles.main(["--shapes", "8x8x8"]) == 2
     assert "needs an accelerator" in capsys.readouterr().err
+
+
+@cpu_only
+@pytest.mark.parametrize("rows_along_k", [False, True])
+def test_every_config_of_the_gemv_grid_is_exact(tiles: ModuleType, rows_along_k: bool) -> None:
+    m, n, k = 1, 45, 300  # one row of A; 45 outputs leave partial blocks, K splits
+    a = seeded_randn(m, k, seed=6)
+    b = seeded_randn(n, k, seed=7).t() if rows_along_k else seeded_randn(k, n, seed=7)
+    configs = tiles.gemv_grid(m, n, k, torch.float32)
+    assert all(isinstance(c, tiles.GemvConfig) for c in configs)
+    assert all(1024 <= c.block_r * c.block_k <= 16384 for c in configs)
+    assert {c.split_k for c in configs} > {1} and {c.block_r for c in configs} >= {8, 256}
+    assert len({tiles.label(c) for c in configs}) == len(configs)
+    for cfg in configs:
+        assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
+
+
+def test_the_gemv_grid_takes_only_matrix_vector_shapes(tiles: ModuleType) -> None:
+    results = BENCHMARKS / "results" / "kernels-h100-2026-11-27-rules4.json.gz"
+    gemv = tiles.from_results(results, 0.95, 10, gemv=True)
+    other = tiles.from_results(results, 0.95, 10)
+    assert gemv and all(tiles.is_gemv(c) for c, _, _ in gemv)
+    assert other and not any(tiles.is_gemv(c) for c, _, _ in other)
+    assert tiles.guards(gemv=True) and all(tiles.is_gemv(c) for c, _, _ in tiles.guards(True))
+    assert tiles.label(tiles.GemvConfig(32, 256, 4, 3, split_k=4)) == "gemv32x256/w4s3/k4"

@@ -16,7 +16,7 @@ from flagbot.kernels.check import CheckOptions
 from flagbot.kernels.ops import _reduce, _rows, _rows_split
 from flagbot.kernels.ops._reduce import reduce_dim
 from flagbot.kernels.ops.log_softmax import log_softmax
-from flagbot.kernels.ops.mm import GemvConfig, MMConfig, gemv_config, mm
+from flagbot.kernels.ops.mm import GemvConfig, MMConfig, gemv_config, mm, picked_config
 from flagbot.kernels.ops.softmax import softmax
 from flagbot.kernels.registry import OPS
 from flagbot.kernels.spec import numel
@@ -52,6 +52,11 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     assert gemv_config(100, 16384, torch.float32, k_contiguous=True).split_k > 1
     # one output column over a long K, and one output row, as GEMV (split)
     a, v = seeded_randn(70, 3000, device=device), seeded_randn(3000, 1, seed=1, device=device)
+    assert picked_config(a, v) == gemv_config(70, 3000, torch.float32, k_contiguous=True)
+    assert picked_config(v.t(), a.t()) == gemv_config(70, 3000, torch.float32, True)
+    b_rows = seeded_randn(3000, 70, device=device)  # one row of A times a row-major B
+    assert picked_config(v.t(), b_rows) == gemv_config(70, 3000, torch.float32, False)
+    assert isinstance(picked_config(a, seeded_randn(3000, 2, device=device)), MMConfig)
     assert_close("mm", mm(a, v), a.double() @ v.double(), 3000)
     assert_close("mm", mm(v.t(), a.t()), v.double().t() @ a.double().t(), 3000)
     a, b = seeded_randn(3, 8, device=device), seeded_randn(8, 4, seed=1, device=device)
