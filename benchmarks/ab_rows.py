@@ -72,7 +72,8 @@ def pick_rows(rows: list[dict[str, Any]], ops: list[str], below: float,
         mine = [r for r in rows if r["op"] == op and "us" in r]
         under = [r for r in mine
                  if min(r.get("vs_torch") or 9.0, r.get("device_vs_torch") or 9.0) < below]
-        rest = [r for r in mine if r not in under]
+        slow_keys = {r["key"] for r in under}
+        rest = [r for r in mine if r["key"] not in slow_keys]
         step = max(1, len(rest) // max(1, guards))
         slow += under
         kept += rest[::step][:guards]

@@ -154,10 +154,13 @@ def from_results(path: Path, below: float, limit: int, gemv: bool = False
                  ) -> list[tuple[Case, torch.dtype, str]]:
     """The mm rows of a bench_kernels results file under `below` times torch (worst_spread);
     `gemv`: only the matrix-vector ones, else only the others."""
-    rows = [r for r in result_rows(path) if r["op"] == "mm"
-            and is_gemv(Case(tuple(int(x) for x in r["case"].split("x")))) == gemv]
-    return [(Case(tuple(int(x) for x in r["case"].split("x"))), DTYPES[r["dtype"]], r["layout"])
+    rows = [r for r in result_rows(path) if r["op"] == "mm" and is_gemv(_case(r)) == gemv]
+    return [(_case(r), DTYPES[r["dtype"]], r["layout"])
             for r in worst_spread(rows, "mm", below, limit)]
+
+
+def _case(row: dict[str, Any]) -> Case:
+    return Case(tuple(int(x) for x in row["case"].split("x")))
 
 
 def guards(gemv: bool = False) -> list[tuple[Case, torch.dtype, str]]:

@@ -281,7 +281,7 @@ def all_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _part_rows(path: Path) -> list[dict[str, Any]]:
-    return all_rows(json.loads(path.read_text(encoding="utf-8")))
+    return all_rows(read_result(path))
 
 
 def _to_retime(path: Path, disturbed: Callable[[dict[str, Any]], bool]) -> bool:

@@ -330,6 +330,11 @@ def dot_precision(dtype: torch.dtype) -> str:
     return "tf32x3" if dtype == torch.float32 else "tf32"
 
 
+def _by_columns(t: torch.Tensor) -> bool:
+    """`t` is stored column by column (a transposed operand, read in place)."""
+    return t.stride(0) == 1 and t.stride(1) != 1
+
+
 def _aligned(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     """(`t`, its contiguous length) when its rows (or columns) start on 16 bytes, else (a copy
     whose row stride is padded to 16 elements, the padded length): unaligned rows keep the
@@ -355,7 +360,7 @@ def _pad_k(t: torch.Tensor, k_dim: int, k_to: int) -> tuple[torch.Tensor, int]:
     operands' pads must be zeros: an uninitialised pad could hold NaN, and 0 * NaN is NaN."""
     shape = list(t.shape)
     shape[k_dim] = k_to
-    inner = 0 if t.stride(0) == 1 and t.stride(1) != 1 else 1
+    inner = 0 if _by_columns(t) else 1
     width = cdiv(shape[inner], 16) * 16
     buf = torch.empty((shape[1 - inner], width), dtype=t.dtype, device=t.device)
     padded = buf[:, :shape[1]] if inner == 1 else buf[:, :shape[0]].t()
@@ -383,7 +388,7 @@ def picked_config(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
     if min(m, n) == 1:
         k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
         return gemv_config(max(m, n), k, a.dtype, k_contiguous)
-    return mm_config(m, n, k, a.dtype, a_columns=a.stride(0) == 1 and a.stride(1) != 1)
+    return mm_config(m, n, k, a.dtype, a_columns=_by_columns(a))
 
 
 def mm(a: torch.Tensor, b: torch.Tensor, *,
@@ -413,7 +418,7 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
             raise ValueError(f"mm: a GemvConfig needs one row or one column, got {m}x{n}")
         gemv_into(c, a, b, cfg)
         return c
-    if cfg.a_rows and a.stride(0) == 1 and a.stride(1) != 1:
+    if cfg.a_rows and _by_columns(a):
         a = a.contiguous()
     m_load, n_load = m, n
     if cfg.pad_k and k % cfg.block_k:
@@ -428,7 +433,7 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         # bf16 0.76x torch in place at 32x64 tiles, 0.55x copied).
         if m > 64:
             a, a_len = _aligned(a)
-            m_load = a_len if a.stride(0) == 1 and a.stride(1) != 1 else m
+            m_load = a_len if _by_columns(a) else m
         b, b_len = _aligned(b)
         # a padded length bounds the loads only along the dim that is contiguous
         n_load = b_len if b.stride(1) == 1 else n
