@@ -3,14 +3,16 @@ a patch applied, alternately, so that both see the same card, host and hour.
 
 Run (device machine, repository root, flagbot installed from it):
   python benchmarks/ab_rows.py PATCH --results FILE [--ops add,mul] [--below 0.95]
-      [--guards 20] [--rounds 2] [--out DIR] [--dry-run] [-- BENCH_KERNELS ARGS...]
+      [--guards 20] [--rounds 2] [--out DIR] [--dry-run | --again] [-- BENCH_KERNELS ARGS...]
 PATCH is a unified diff against this tree (`git diff main BRANCH > x.patch`). The rows: those
 of FILE (a bench_kernels result, JSON or gzipped) for `--ops` under `--below` times torch
 (launch-inclusive or device time), plus `--guards` passing rows per op drawn evenly across
-the rest (what a change must not slow down). bench_kernels re-times them under their keys
+the rest (what a change must not slow down). bench_kernels re-times their cases
 (`--cases`, the file's seeds), base and head in turn for `--rounds` rounds, FlagGems left out;
 per row and variant the lowest reading of the rounds is kept (a disturbance only adds time).
-Writes DIR/base-N.json and DIR/head-N.json per round and DIR/ab.json; prints per op how many
+Rows are matched by what they measure (op, case, dtype, layout), not by key.
+Writes DIR/base-N.json and DIR/head-N.json per round and DIR/ab.json (`--again` compares the
+rounds already in DIR, on any machine); prints per op how many
 rows meet the target (>= 0.95x torch) in base and head, the rows that moved by over 5%, and
 every row a variant failed to compute right (an error, an inaccurate result, or no reading);
 exits 1 where the patched tree failed any.
@@ -72,8 +74,8 @@ def pick_rows(rows: list[dict[str, Any]], ops: list[str], below: float,
         mine = [r for r in rows if r["op"] == op and "us" in r]
         under = [r for r in mine
                  if min(r.get("vs_torch") or 9.0, r.get("device_vs_torch") or 9.0) < below]
-        slow_keys = {r["key"] for r in under}
-        rest = [r for r in mine if r["key"] not in slow_keys]
+        slow_ids = {row_id(r) for r in under}
+        rest = [r for r in mine if row_id(r) not in slow_ids]
         step = max(1, len(rest) // max(1, guards))
         slow += under
         kept += rest[::step][:guards]
@@ -93,25 +95,33 @@ def bench_args(result: dict[str, Any], chosen: list[dict[str, Any]], ops: list[s
     return args
 
 
-def best_of(runs: list[dict[str, Any]], keys: set[str]) -> dict[str, dict[str, Any]]:
-    """Per key among `keys`, the row of the run whose generic launch-inclusive time is lowest."""
+def row_id(r: dict[str, Any]) -> str:
+    """What a row measures (op, case, dtype, layout). Not its key: a key numbers the rows of the
+    sweep that produced it, and a sweep cut down with --cases numbers them afresh."""
+    return f"{r['op']} {bench_kernels._shape_of(r)}"
+
+
+def best_of(runs: list[dict[str, Any]], ids: set[str]) -> dict[str, dict[str, Any]]:
+    """Per row id among `ids`, the row of the run whose generic launch-inclusive time is
+    lowest."""
     best: dict[str, dict[str, Any]] = {}
     for run in runs:
         for r in bench_kernels.sweep_pool.all_rows(run):
-            if r["key"] in keys and "us" in r and (
-                    r["key"] not in best or r["us"]["generic"] < best[r["key"]]["us"]["generic"]):
-                best[r["key"]] = r
+            rid = row_id(r)
+            if rid in ids and "us" in r and (
+                    rid not in best or r["us"]["generic"] < best[rid]["us"]["generic"]):
+                best[rid] = r
     return best
 
 
-def broken(runs: list[dict[str, Any]], keys: set[str]) -> dict[str, str]:
-    """Per key among `keys`: what went wrong in some run (an error, or an inaccurate result),
+def broken(runs: list[dict[str, Any]], ids: set[str]) -> dict[str, str]:
+    """Per row id among `ids`: what went wrong in some run (an error, or an inaccurate result),
     for rows that a variant did not compute right at least once."""
     out: dict[str, str] = {}
     for run in runs:
         for r in bench_kernels.sweep_pool.all_rows(run):
-            if r["key"] in keys and ("error" in r or r.get("accuracy", "ok") != "ok"):
-                out[r["key"]] = str(r.get("error") or r["accuracy"])[:200]
+            if row_id(r) in ids and ("error" in r or r.get("accuracy", "ok") != "ok"):
+                out[row_id(r)] = str(r.get("error") or r["accuracy"])[:200]
     return out
 
 
@@ -174,10 +184,13 @@ def run_variant(name: str, extra: list[str], out: Path, site: Path | None,
     # site folder for anything run with -c or -m
     done = subprocess.run([sys.executable, str(bench), *extra, "--json", str(target.resolve())],
                           env=env, cwd=bench.parent.parent, check=False)
-    if done.returncode != 0 or not target.exists():
+    # bench_kernels exits 1 when rows miss the target, which is what is being compared here;
+    # only a sweep that broke off is a failure
+    result = json.loads(target.read_text(encoding="utf-8")) if target.exists() else {}
+    if done.returncode not in (0, 1) or not result:
         raise SystemExit(f"ab_rows: bench_kernels for {name} exited {done.returncode} (its "
                          "messages are above); nothing compared")
-    return json.loads(target.read_text(encoding="utf-8"))
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path("out"))
     p.add_argument("--dry-run", action="store_true",
                    help="build the head tree and print the bench_kernels arguments only")
+    p.add_argument("--again", action="store_true",
+                   help="time nothing: compare the base-N.json and head-N.json already in --out")
     args, passthrough = p.parse_known_args(argv)
     passthrough = [a for a in passthrough if a != "--"]
     for path in (args.patch, args.results):
@@ -211,15 +226,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.dry_run:
         return 0
     runs: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
-    for n in range(args.rounds):
+    if args.again:
+        for name, done in runs.items():
+            done += [json.loads(f.read_text(encoding="utf-8"))
+                     for f in sorted(args.out.glob(f"{name}-*.json"))]
+        if not all(runs.values()):
+            p.error(f"--again: {args.out} lacks base-N.json or head-N.json")
+    for n in range(0 if args.again else args.rounds):
         runs["base"].append(run_variant(f"base-{n}", extra, args.out, None,
                                         ROOT / "benchmarks" / "bench_kernels.py"))
         runs["head"].append(run_variant(f"head-{n}", extra, args.out, site,
                                         args.out / "head" / "tree" / "benchmarks"
                                         / "bench_kernels.py"))
-    keys = {r["key"] for r in chosen}
-    ab = compare(best_of(runs["base"], keys), best_of(runs["head"], keys),
-                 {name: broken(done, keys) for name, done in runs.items()})
+    ids = {row_id(r) for r in chosen}
+    ab = compare(best_of(runs["base"], ids), best_of(runs["head"], ids),
+                 {name: broken(done, ids) for name, done in runs.items()})
     (args.out / "ab.json").write_text(json.dumps(ab, indent=1), encoding="utf-8")
     print(report(ab))
     if ab["failed"].get("head"):

@@ -32,7 +32,7 @@ if [ "${1:-}" = start ] || [ "${1:-}" = ab ]; then
     --format=csv,noheader > "$W/card.txt" 2>&1
   if [ "$mode" = ab ]; then
     PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 setsid nohup \
-      python3 benchmarks/ab_rows.py "$@" --out "$W/ab" > "$W/sweep.log" 2>&1 < /dev/null &
+      python3 benchmarks/ab_rows.py --out "$W/ab" "$@" > "$W/sweep.log" 2>&1 < /dev/null &
   else
     PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 setsid nohup \
       python3 benchmarks/bench_kernels.py "$@" --json "$W/sweep.json" --parts "$W/sweep.parts" \

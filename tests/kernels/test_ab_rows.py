@@ -70,6 +70,10 @@ def _row(key: str, op: str, case: str, vs: float, dev: float, us: float = 10.0) 
                                                                  "torch": us * dev}}
 
 
+def _id(case: str) -> str:
+    return f"add {case} float16 contiguous"
+
+
 def test_slow_rows_and_guards_are_retimed_under_their_keys(ab: Any) -> None:
     result = {"rows": [_row("fixed:0", "add", "100", 1.0, 1.0)],
               "random": [{"seed": 11, "count": 200, "rows": [
@@ -95,12 +99,12 @@ def test_the_comparison_keeps_each_variants_best_round_and_lists_moved_rows(ab: 
         return {"rows": [], "random": [{"seed": 1, "count": 2, "rows": [
             _row(k, "add", k, 1.0 * 10 / v, 1.0 * 10 / v, v) for k, v in us.items()]}]}
 
-    keys = {"a", "b", "c"}
-    base = ab.best_of([run({"a": 10, "b": 10, "c": 30}), run({"a": 12, "b": 9, "c": 10})], keys)
-    head = ab.best_of([run({"a": 5, "b": 9.2, "c": 10})], keys)
-    assert base["b"]["us"]["generic"] == 9 and base["c"]["us"]["generic"] == 10
+    ids = {_id("a"), _id("b"), _id("c")}
+    base = ab.best_of([run({"a": 10, "b": 10, "c": 30}), run({"a": 12, "b": 9, "c": 10})], ids)
+    head = ab.best_of([run({"a": 5, "b": 9.2, "c": 10})], ids)
+    assert base[_id("b")]["us"]["generic"] == 9 and base[_id("c")]["us"]["generic"] == 10
     out = ab.compare(base, head)
-    assert [m["key"] for m in out["moved"]] == ["a"] and out["moved"][0]["speedup"] == 2.0
+    assert [m["key"] for m in out["moved"]] == [_id("a")] and out["moved"][0]["speedup"] == 2.0
     assert out["ops"]["add"]["rows"] == 3
     assert "2.00x" in ab.report(out) and "failed" not in ab.report(out)
 
@@ -113,10 +117,10 @@ def test_rows_the_head_breaks_are_reported_not_dropped(ab: Any) -> None:
     base_run = {"rows": [], "random": [{"seed": 1, "count": 3, "rows": [
         good, _row("random:1:1", "add", "6", 1.0, 1.0), _row("random:1:2", "add", "7", 1, 1)]}]}
     head_run = {"rows": [], "random": [{"seed": 1, "count": 3, "rows": [good, wrong, crashed]}]}
-    keys = {"random:1:0", "random:1:1", "random:1:2"}
+    keys = {_id("5"), _id("6"), _id("7")}
     failed = {"base": ab.broken([base_run], keys), "head": ab.broken([head_run], keys)}
-    assert failed == {"base": {}, "head": {"random:1:1": "FAIL (max abs 3)",
-                                           "random:1:2": "RuntimeError: boom"}}
+    assert failed == {"base": {}, "head": {_id("6"): "FAIL (max abs 3)",
+                                           _id("7"): "RuntimeError: boom"}}
     out = ab.compare(ab.best_of([base_run], keys), ab.best_of([head_run], keys), failed)
     assert out["failed"]["head"] == failed["head"]
     text = ab.report(out)
@@ -171,11 +175,14 @@ def test_main_compares_the_rounds_and_exits_1_where_the_head_breaks_rows(
                  bench: Path) -> dict[str, Any]:
         runs.append(name)
         assert (site is None) == name.startswith("base")
-        rows = [dict(r) for r in record["random"][0]["rows"]]
+        # a sweep cut down with --cases numbers its rows afresh: keys differ from the record's
+        rows = [{**r, "key": f"random:3:{i + 7}"} for i, r in enumerate(record["random"][0]["rows"])]
         if name.startswith("head"):
             rows[0] = ({**rows[0], "accuracy": "FAIL (nan)"} if head_breaks
-                       else _row("random:3:0", "add", "9x7", 1.0, 1.0, us=10.0))
-        return {"rows": [], "random": [{"seed": 3, "count": 2, "rows": rows}]}
+                       else _row("random:3:7", "add", "9x7", 1.0, 1.0, us=10.0))
+        done = {"rows": [], "random": [{"seed": 3, "count": 2, "rows": rows}]}
+        (out / f"{name}.json").write_text(json.dumps(done))
+        return done
 
     monkeypatch.setattr(ab, "run_variant", recorded)
     code = ab.main([str(patch), "--results", str(results), "--ops", "add", "--guards", "1",
@@ -185,8 +192,26 @@ def test_main_compares_the_rounds_and_exits_1_where_the_head_breaks_rows(
     saved = json.loads((tmp_path / "out" / "ab.json").read_text())
     if head_breaks:
         assert code == 1 and "breaks them" in said.err
-        assert saved["failed"]["head"] == {"random:3:0": "FAIL (nan)"}
+        assert saved["failed"]["head"] == {_id("9x7"): "FAIL (nan)"}
     else:
         assert code == 0 and saved["ops"]["add"] == {
             "rows": 2, "base": 1, "head": 2, "base_device": 1, "head_device": 2}
-        assert [m["key"] for m in saved["moved"]] == ["random:3:0"]
+        assert [m["key"] for m in saved["moved"]] == [_id("9x7")]
+    # --again times nothing: it compares the rounds left in --out
+    monkeypatch.setattr(ab, "run_variant", None)
+    assert ab.main([str(patch), "--results", str(results), "--ops", "add", "--guards", "1",
+                    "--out", str(tmp_path / "out"), "--again"]) == code
+    assert json.loads((tmp_path / "out" / "ab.json").read_text()) == saved
+    with pytest.raises(SystemExit):
+        ab.main([str(patch), "--results", str(results), "--out", str(tmp_path / "empty"),
+                 "--again"])
+
+
+def test_a_bench_that_exits_1_for_rows_below_target_still_counts(ab: Any, tmp_path: Path
+                                                                 ) -> None:
+    # bench_kernels exits 1 when rows miss the target: that is a finished sweep to compare
+    bench = tmp_path / "bench.py"
+    bench.write_text("import json, sys\n"
+                     "open(sys.argv[sys.argv.index('--json') + 1], 'w').write("
+                     "json.dumps({'rows': [], 'random': []}))\nsys.exit(1)\n")
+    assert ab.run_variant("base-0", [], tmp_path, None, bench) == {"rows": [], "random": []}
