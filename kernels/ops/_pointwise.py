@@ -21,11 +21,17 @@ import torch
 import triton
 import triton.language as tl
 
-from flagbot.kernels.ops._host import broadcast_shape, broadcast_strides, cdiv, next_power_of_2
+from flagbot.kernels.ops._host import (broadcast_shape, broadcast_strides, cdiv, fewer_rows,
+                                        next_power_of_2)
 from flagbot.kernels.ops._layout import is_dense
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 TILE = 4096  # elements per program on the strided path
+# Strided grids of fewer programs than this take shorter tiles, down to SMALL_TILE elements (4
+# a thread at 4 warps): 4096-element tiles left 4097x8 sliced fp32 GELU 9 programs, each thread
+# computing 32 erfs in turn, at 10.9 us where torch took 5.6 (9x511: 2 programs, 15.7 us vs
+# 5.2; H100, 2026-11-27 sweep readings; the shorter tiles are not timed yet).
+FEW_PROGRAMS, SMALL_TILE = 132, 512
 
 
 @triton.jit
@@ -153,7 +159,10 @@ def _launch_strided(out: torch.Tensor, operands: list[torch.Tensor], sizes: list
     d0, d1, d2 = sizes
     block_c = min(next_power_of_2(d2), 1024)
     block_r = max(1, min(TILE // block_c, next_power_of_2(d1)))
-    tiles_r, tiles_c = cdiv(d1, block_r), cdiv(d2, block_c)
+    tiles_c = cdiv(d2, block_c)
+    block_r = fewer_rows(block_r, d1, cdiv(FEW_PROGRAMS, d0 * tiles_c),
+                         least=max(1, SMALL_TILE // block_c))
+    tiles_r = cdiv(d1, block_r)
     x, y = operands[0], operands[-1]
     sx, sy = strides[0], strides[-1]
     kernel: Any = _strided_kernel

@@ -474,3 +474,21 @@ def test_long_rows_opening_with_a_masked_tile(fn: object, device: torch.device) 
     finite = torch.isfinite(want)
     assert torch.equal(torch.isfinite(got), finite)
     assert_close("softmax", got[finite], want[finite], 41)
+
+
+@pytest.mark.parametrize("shape, width", [((300, 8), 11), ((9, 37), 50), ((2048, 2), 3)])
+@pytest.mark.parametrize("op", ["gelu", "add"])
+def test_small_strided_grids_take_shorter_tiles_exactly(shape: tuple[int, int], width: int,
+                                                        op: str, device: torch.device) -> None:
+    from flagbot.kernels.ops import _pointwise
+    from flagbot.kernels.ops.add import add
+    from flagbot.kernels.ops.gelu import gelu
+
+    # rows sliced out of wider ones: the strided kernel, with a grid under FEW_PROGRAMS
+    # programs at whole tiles, so its tiles are cut to more, shorter ones (masked edges)
+    assert shape[0] * shape[1] < _pointwise.TILE * _pointwise.FEW_PROGRAMS
+    x = seeded_randn(shape[0], width, device=device)[:, :shape[1]]
+    y = seeded_randn(shape[0], width, seed=3, device=device)[:, :shape[1]]
+    got = gelu(x) if op == "gelu" else add(x, y)
+    want = torch.nn.functional.gelu(x) if op == "gelu" else x + y
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
