@@ -21,8 +21,13 @@ import torch
 import triton
 import triton.language as tl
 
-from flagbot.kernels.ops._host import (broadcast_shape, broadcast_strides, cdiv, fewer_rows,
-                                        next_power_of_2)
+from flagbot.kernels.ops._host import (
+    broadcast_shape,
+    broadcast_strides,
+    cdiv,
+    fewer_rows,
+    next_power_of_2,
+)
 from flagbot.kernels.ops._layout import is_dense
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
