@@ -8,8 +8,6 @@ bounded, every class they promise) and their `--shapes random` plumbing.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 import torch
 
@@ -24,6 +22,7 @@ from flagbot.kernels.registry import OPS
 from flagbot.kernels.spec import numel
 
 from .closeness import DTYPES, assert_close, seeded_randn
+from .launch_spy import LaunchSpy
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -476,20 +475,6 @@ def test_long_rows_opening_with_a_masked_tile(fn: object, device: torch.device) 
     finite = torch.isfinite(want)
     assert torch.equal(torch.isfinite(got), finite)
     assert_close("softmax", got[finite], want[finite], 41)
-
-
-class LaunchSpy:
-    """Stands in for a Triton kernel object: records each launch's grid and arguments, then
-    launches the real kernel with them."""
-
-    def __init__(self, kernel: Any) -> None:
-        self.kernel, self.launches = kernel, []
-
-    def __getitem__(self, grid: tuple[int, ...]) -> Any:
-        def launch(*args: Any, **kwargs: Any) -> Any:
-            self.launches.append((grid, args, kwargs))
-            return self.kernel[grid](*args, **kwargs)
-        return launch
 
 
 @pytest.fixture
