@@ -7,7 +7,8 @@ Three paths, cheapest first:
   element counts that are not multiples of 16 keep full-width accesses.
 - strided: the output seen as at most three dims after merging dims that every operand walks
   in step; a [rows, cols] tile per program reads each operand through its own strides, zero for
-  broadcast dims, so `[M, N] + [N]` and sliced views are read in place.
+  broadcast dims, so `[M, N] + [N]` and sliced views are read in place. The output is laid
+  out as the first operand that covers it densely (as torch's is), and walked in that order.
 - otherwise (more than three dims that do not merge) operands are copied to contiguous first.
 """
 # Triton kernels take DSL-typed arguments that Python annotations cannot express.
@@ -21,11 +22,22 @@ import torch
 import triton
 import triton.language as tl
 
-from flagbot.kernels.ops._host import broadcast_shape, broadcast_strides, cdiv, next_power_of_2
-from flagbot.kernels.ops._layout import is_dense
+from flagbot.kernels.ops._host import (
+    broadcast_shape,
+    broadcast_strides,
+    cdiv,
+    fewer_rows,
+    next_power_of_2,
+)
+from flagbot.kernels.ops._layout import inverse, is_dense, storage_order
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 TILE = 4096  # elements per program on the strided path
+# Strided grids of fewer programs than this take shorter tiles, down to SMALL_TILE elements (4
+# a thread at 4 warps): 4096-element tiles left 4097x8 sliced fp32 GELU 9 programs, each thread
+# computing 32 erfs in turn, at 10.9 us where torch took 5.6 (9x511: 2 programs, 15.7 us vs
+# 5.2; H100, 2026-11-27 sweep readings; the shorter tiles are not timed yet).
+FEW_PROGRAMS, SMALL_TILE = 132, 512
 
 
 @triton.jit
@@ -153,7 +165,10 @@ def _launch_strided(out: torch.Tensor, operands: list[torch.Tensor], sizes: list
     d0, d1, d2 = sizes
     block_c = min(next_power_of_2(d2), 1024)
     block_r = max(1, min(TILE // block_c, next_power_of_2(d1)))
-    tiles_r, tiles_c = cdiv(d1, block_r), cdiv(d2, block_c)
+    tiles_c = cdiv(d2, block_c)
+    block_r = fewer_rows(block_r, d1, cdiv(FEW_PROGRAMS, d0 * tiles_c),
+                         least=max(1, SMALL_TILE // block_c))
+    tiles_r = cdiv(d1, block_r)
     x, y = operands[0], operands[-1]
     sx, sy = strides[0], strides[-1]
     kernel: Any = _strided_kernel
@@ -182,15 +197,33 @@ def pointwise(op: str, operands: list[torch.Tensor], *, alpha: float = 1.0,
             kernel[(cdiv(n, elems),)](x, y, out, n, alpha, OP=op, BINARY=binary,
                                       BLOCK=elems, num_warps=warps)
         return out
-    out = torch.empty(shape, dtype=dtype, device=operands[0].device)
-    if out.numel() == 0:
-        return out
     # Strides of the broadcast views, worked out in plain Python: the kernel reads each operand
     # from its own data pointer with these strides, so no expanded view is built per call.
-    sizes, strides = merge_dims(shape, [broadcast_strides(t.shape, t.stride(), shape)
-                                        for t in operands])
+    strides = [broadcast_strides(t.shape, t.stride(), shape) for t in operands]
+    order = output_order(operands, shape)
+    walk = tuple(shape[d] for d in order)  # the dims in the order the output is stored
+    buf = torch.empty(walk, dtype=dtype, device=operands[0].device)
+    out = buf.permute(inverse(order))
+    if out.numel() == 0:
+        return out
+    sizes, merged = merge_dims(walk, [tuple(s[d] for d in order) for s in strides])
     if len(sizes) > 3:
         return pointwise(op, [t.expand(shape).contiguous() for t in operands], alpha=alpha,
                          block=block, block_16=block_16)
-    _launch_strided(out, operands, sizes, strides, op, alpha, 4 if elems <= 2048 else warps)
+    _launch_strided(buf, operands, sizes, merged, op, alpha, 4 if elems <= 2048 else warps)
     return out
+
+
+def output_order(operands: list[torch.Tensor], shape: tuple[int, ...]) -> list[int]:
+    """The dims of the output from outermost to innermost in memory: those of the first operand
+    that covers the whole output densely (a transposed input broadcast against a vector, say),
+    as torch lays its output out; else row-major. The strided kernel walks the output in this
+    order, so that operand is read in long contiguous runs as the output is written in them:
+    a row-major output over a transposed input reads it one element per row of the tile."""
+    for t in operands:
+        if tuple(t.shape) == shape:
+            if t.is_contiguous():
+                break
+            if is_dense(t):
+                return storage_order(t)
+    return list(range(len(shape)))

@@ -22,6 +22,7 @@ from flagbot.kernels.registry import OPS
 from flagbot.kernels.spec import numel
 
 from .closeness import DTYPES, assert_close, seeded_randn
+from .launch_spy import LaunchSpy
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -479,3 +480,70 @@ def test_long_rows_opening_with_a_masked_tile(fn: object, device: torch.device) 
     finite = torch.isfinite(want)
     assert torch.equal(torch.isfinite(got), finite)
     assert_close("softmax", got[finite], want[finite], 41)
+
+
+@pytest.fixture
+def strided_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
+    from flagbot.kernels.ops import _pointwise
+
+    spy = LaunchSpy(_pointwise._strided_kernel)
+    monkeypatch.setattr(_pointwise, "_strided_kernel", spy)
+    return spy
+
+
+@pytest.mark.parametrize("shape, width", [((300, 8), 11), ((9, 37), 50), ((2048, 2), 3)])
+@pytest.mark.parametrize("op", ["gelu", "add"])
+def test_small_strided_grids_take_shorter_tiles_exactly(shape: tuple[int, int], width: int,
+                                                        op: str, device: torch.device,
+                                                        strided_launches: LaunchSpy) -> None:
+    from flagbot.kernels.ops import _pointwise
+    from flagbot.kernels.ops.add import add
+    from flagbot.kernels.ops.gelu import gelu
+
+    # rows sliced out of wider ones: the strided kernel, with a grid under FEW_PROGRAMS
+    # programs at whole tiles, so its tiles are cut to more, shorter ones (masked edges)
+    assert shape[0] * shape[1] < _pointwise.TILE * _pointwise.FEW_PROGRAMS
+    x = seeded_randn(shape[0], width, device=device)[:, :shape[1]]
+    y = seeded_randn(shape[0], width, seed=3, device=device)[:, :shape[1]]
+    got = gelu(x) if op == "gelu" else add(x, y)
+    want = torch.nn.functional.gelu(x) if op == "gelu" else x + y
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    (grid, _, kwargs), = strided_launches.launches
+    tile = kwargs["BLOCK_R"] * kwargs["BLOCK_C"]
+    assert tile < _pointwise.TILE and tile >= min(_pointwise.SMALL_TILE, kwargs["BLOCK_C"])
+    whole_tiles = -(-shape[0] // max(1, _pointwise.TILE // kwargs["BLOCK_C"]))
+    assert grid[0] > whole_tiles  # more programs than 4096-element tiles would give
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", ["t", "t3", "both", "broadcast_t"])
+def test_strided_output_follows_the_dense_operands_layout(case: str, dtype: torch.dtype,
+                                                           device: torch.device,
+                                                           strided_launches: LaunchSpy) -> None:
+    from flagbot.kernels.ops.add import add
+    from flagbot.kernels.ops.mul import mul
+
+    # Each case: a permuted dense operand against a broadcast one, so the strided kernel runs;
+    # torch lays the output out as that operand, and the kernel should walk it that way.
+    if case == "t":
+        x, y = seeded_randn(37, 19, dtype=dtype, device=device).t(), seeded_randn(
+            37, dtype=dtype, seed=1, device=device)
+    elif case == "t3":
+        x = seeded_randn(3, 11, 6, dtype=dtype, device=device).permute(2, 0, 1)
+        y = seeded_randn(3, 1, dtype=dtype, seed=1, device=device)
+    elif case == "both":
+        x = seeded_randn(5, 13, dtype=dtype, device=device).t()
+        y = seeded_randn(13, 5, dtype=dtype, seed=1, device=device)  # row-major: x decides
+    else:
+        x = seeded_randn(1, 23, dtype=dtype, device=device).expand(9, 23)
+        y = seeded_randn(23, 9, dtype=dtype, seed=1, device=device).t()  # y covers the output
+    for fn, ref in ((add, torch.add), (mul, torch.mul)):
+        strided_launches.launches.clear()
+        got, want = fn(x, y), ref(x, y)
+        assert got.stride() == want.stride(), (case, got.stride(), want.stride())
+        torch.testing.assert_close(got, want)
+        (_, args, _), = strided_launches.launches
+        dense = y if case == "broadcast_t" else x
+        # the innermost dim the kernel walks (its column stride, argument 9 for x, 12 for y)
+        # is the dense operand's contiguous one
+        assert args[9 if dense is x else 12] == 1, (case, args[6:13])
