@@ -91,6 +91,12 @@ SHORT_ROWS_TILE, TINY_ROWS_TILE, SHORT_ROWS_PROGRAMS = 1024, 256, 264
 # (rows, warps) for rows of 32 and 64 elements; programs wanted for rows of 128
 NARROW_ROWS = {32: (8, 2), 64: (8, 1)}
 ROWS_128_PROGRAMS = 528
+# Rows of 33-64 in 1-warp programs: fewer rows a program until there are about 16 warps per
+# multiprocessor. 264 such programs are 2 warps a multiprocessor, too few to hide a load's
+# latency: 13799x33 fp16 log_softmax at 8 rows (1725 programs) read 0.63x torch (H100 random
+# sweep, 2026-11-27); with 8192 programs and more (65535x33 bf16) 8 rows stay best (4 rows
+# 0.85x vs 1.01x, tile run 2026-11-26), and 10976x59 fp32 read 1.05x at 4 rows, 1.07x at 8.
+NARROW_ROWS_PROGRAMS = 2112
 
 
 def softmax_rows_config(m: int, block: int) -> RowsConfig:
@@ -101,7 +107,8 @@ def softmax_rows_config(m: int, block: int) -> RowsConfig:
     narrow = NARROW_ROWS.get(block)
     rows = narrow[0] if narrow else max(
         1, (SHORT_ROWS_TILE if block >= 32 else TINY_ROWS_TILE) // block)
-    rows = fewer_rows(rows, m, ROWS_128_PROGRAMS if block == 128 else SHORT_ROWS_PROGRAMS)
+    rows = fewer_rows(rows, m, ROWS_128_PROGRAMS if block == 128
+                      else NARROW_ROWS_PROGRAMS if block == 64 else SHORT_ROWS_PROGRAMS)
     if narrow:
         return RowsConfig(rows, narrow[1])
     return RowsConfig(rows, min(2 if block >= 32 else 4, max(1, block * rows // 32)))

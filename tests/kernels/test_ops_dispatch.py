@@ -381,6 +381,10 @@ def test_reduction_and_softmax_tiles_follow_the_measured_rules() -> None:
     assert _rows.softmax_rows_config(168284, 8) == _rows.RowsConfig(32, 4)
     assert _rows.softmax_rows_config(300, 64) == _rows.RowsConfig(1, 1)  # programs first
     assert _rows.softmax_rows_config(262144, 64) == _rows.RowsConfig(8, 1)  # rows of 33-64
+    assert _rows.softmax_rows_config(65535, 64) == _rows.RowsConfig(8, 1)
+    # ... with fewer rows a program where 8 would leave under ~16 warps a multiprocessor
+    assert _rows.softmax_rows_config(13799, 64) == _rows.RowsConfig(4, 1)
+    assert _rows.softmax_rows_config(5000, 64) == _rows.RowsConfig(2, 1)
     assert _rows.softmax_rows_config(24472, 32) == _rows.RowsConfig(8, 2)  # rows of 17-32
     assert _rows.softmax_rows_config(2047, 128) == _rows.RowsConfig(2, 2)  # 528 programs
     assert _rows.softmax_rows_config(65536, 128) == _rows.RowsConfig(8, 2)
