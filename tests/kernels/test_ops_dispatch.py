@@ -181,6 +181,58 @@ def test_mm_short_k_reads_unaligned_operands_in_place(m: int, n: int, k: int,
         assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
 
 
+def test_an_fp32_row_major_operand_read_a_few_times_is_not_copied() -> None:
+    from flagbot.kernels.ops.mm import COPY_READS, worth_copying
+
+    def rows(r: int, c: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.empty_strided((r, c), (c + 1, 1), dtype=dtype, device="meta")
+
+    def cols(r: int, c: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.empty_strided((r, c), (1, r + 1), dtype=dtype, device="meta")
+
+    cfg = MMConfig(64, 128, 64, 4, 3)
+    # 19x8978x4400: B read once (one row of 64-row tiles): in place; A never copied (<= 64 rows)
+    assert worth_copying(rows(19, 4400), rows(4400, 8978), cfg) == (False, False)
+    # 2048x256x4363: A read twice (two columns of 128-wide tiles), B 32 times
+    assert worth_copying(rows(2048, 4363), rows(4363, 256), cfg) == (False, True)
+    edge = 64 * COPY_READS
+    assert worth_copying(rows(edge, 70), rows(70, 128 * COPY_READS), cfg) == (True, True)
+    assert worth_copying(rows(edge - 64, 70), rows(70, 128 * (COPY_READS - 1)), cfg) == (
+        False, False)
+    # 16-bit operands and operands stored column by column stay copied however few the reads
+    for dtype in (torch.float16, torch.bfloat16):
+        assert worth_copying(rows(128, 8192, dtype), rows(8192, 4545, dtype), cfg) == (
+            True, True)
+    assert worth_copying(cols(108, 892), cols(892, 409), cfg) == (True, True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mm_reads_fp32_rows_in_place_and_copies_the_rest(
+        dtype: torch.dtype, device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flagbot.kernels.ops import mm as mm_module
+
+    copied: list[tuple[int, ...]] = []
+    real = mm_module._aligned
+
+    def watched(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+        copied.append(tuple(t.shape))
+        return real(t)
+
+    monkeypatch.setattr(mm_module, "_aligned", watched)
+    # 70x33 output in 32x32 tiles: A read twice, B three times; K 70 > SHORT_K; rows unaligned
+    a = seeded_randn(70, 71, dtype=dtype, device=device)[:, :70]
+    b = seeded_randn(70, 35, dtype=dtype, seed=1, device=device)[:, :33]
+    assert_close("mm", mm(a, b, config=MMConfig(32, 32, 16, 4, 1)), a.double() @ b.double(), 70)
+    assert copied == ([] if dtype == torch.float32 else [(70, 70), (70, 33)])
+    copied.clear()
+    # the same values with B stored column by column: copied in every dtype
+    bt = torch.empty((33, 71), dtype=dtype, device=device)[:, :70].t()  # columns 71 apart
+    bt.copy_(b)
+    assert_close("mm", mm(a, bt, config=MMConfig(32, 32, 16, 4, 1)), a.double() @ b.double(),
+                 70)
+    assert (70, 33) in copied
+
+
 def test_mm_strides_multiple_of_8_but_not_16(device: torch.device) -> None:
     # K = 24 fp16: rows start on 16 bytes without being a multiple of 16 elements, the stride
     # alignment the kernel states itself (no copy is made).
