@@ -3,11 +3,13 @@ a patch applied, alternately, so that both see the same card, host and hour.
 
 Run (device machine, repository root, flagbot installed from it):
   python benchmarks/ab_rows.py PATCH --results FILE [--ops add,mul] [--below 0.95]
-      [--guards 20] [--rounds 2] [--out DIR] [--dry-run | --again] [-- BENCH_KERNELS ARGS...]
+      [--guards 20] [--also CASE,...] [--rounds 2] [--out DIR] [--dry-run | --again]
+      [-- BENCH_KERNELS ARGS...]
 PATCH is a unified diff against this tree (`git diff main BRANCH > x.patch`). The rows: those
 of FILE (a bench_kernels result, JSON or gzipped) for `--ops` under `--below` times torch
 (launch-inclusive or device time), plus `--guards` passing rows per op drawn evenly across
-the rest (what a change must not slow down). bench_kernels re-times their cases
+the rest (what a change must not slow down), plus the rows of the cases named in `--also`.
+bench_kernels re-times their cases
 (`--cases`, the file's seeds), base and head in turn for `--rounds` rounds, FlagGems left out;
 per row and variant the lowest reading of the rounds is kept (a disturbance only adds time).
 Rows are matched by what they measure (op, case, dtype, layout), not by key.
@@ -201,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--below", type=float, default=0.95)
     p.add_argument("--guards", type=int, default=20)
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--also", default="",
+                   help="comma-separated cases of FILE re-timed as guards too (rows a change "
+                        "touches that neither the slow rows nor the drawn guards include)")
     p.add_argument("--out", type=Path, default=Path("out"))
     p.add_argument("--dry-run", action="store_true",
                    help="build the head tree and print the bench_kernels arguments only")
@@ -215,6 +220,15 @@ def main(argv: list[str] | None = None) -> int:
     result = bench_kernels.sweep_pool.read_result(args.results)
     slow, guards = pick_rows(bench_kernels.sweep_pool.all_rows(result), ops, args.below,
                              args.guards)
+    also = {c for c in args.also.split(",") if c}
+    picked = {row_id(r) for r in slow + guards}
+    extra = [r for r in bench_kernels.sweep_pool.all_rows(result)
+             if r["op"] in ops and r["case"] in also and "us" in r and row_id(r) not in picked]
+    missing = also - {r["case"] for r in slow + guards + extra if r["op"] in ops}
+    if missing:
+        p.error(f"--also: no rows of {args.ops} with case {', '.join(sorted(missing))} in "
+                f"{args.results}")
+    guards += list({row_id(r): r for r in extra}.values())
     chosen = slow + guards
     if not chosen:
         p.error(f"no rows of {args.ops} in {args.results}")

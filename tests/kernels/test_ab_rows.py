@@ -215,3 +215,20 @@ def test_a_bench_that_exits_1_for_rows_below_target_still_counts(ab: Any, tmp_pa
                      "open(sys.argv[sys.argv.index('--json') + 1], 'w').write("
                      "json.dumps({'rows': [], 'random': []}))\nsys.exit(1)\n")
     assert ab.run_variant("base-0", [], tmp_path, None, bench) == {"rows": [], "random": []}
+
+
+def test_also_adds_the_named_cases_as_guards_and_refuses_unknown_ones(
+        ab: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    host = Path(ab.ROOT) / "kernels" / "ops" / "_host.py"
+    text = host.read_text(encoding="utf-8")
+    patch = tmp_path / "comment.patch"
+    patch.write_text(_patch(text, text + "# a comment\n", "kernels/ops/_host.py"))
+    base = [str(patch), "--results", str(RECORD), "--ops", "mm", "--guards", "0", "--below",
+            "0.5", "--out", str(tmp_path / "out"), "--dry-run"]
+    assert ab.main(base) == 0
+    assert "106x256x14914" not in capsys.readouterr().err  # a passing row (1.04x torch)
+    assert ab.main([*base, "--also", "106x256x14914"]) == 0
+    said = capsys.readouterr().err
+    assert "and 1 guards" in said and "106x256x14914" in said
+    with pytest.raises(SystemExit):
+        ab.main([*base, "--also", "7x7x7"])
