@@ -29,7 +29,7 @@ from flagbot.kernels.ops._host import (
     fewer_rows,
     next_power_of_2,
 )
-from flagbot.kernels.ops._layout import inverse, is_dense, storage_order
+from flagbot.kernels.ops._layout import is_dense, storage_order
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 TILE = 4096  # elements per program on the strided path
@@ -201,16 +201,26 @@ def pointwise(op: str, operands: list[torch.Tensor], *, alpha: float = 1.0,
     # from its own data pointer with these strides, so no expanded view is built per call.
     strides = [broadcast_strides(t.shape, t.stride(), shape) for t in operands]
     order = output_order(operands, shape)
-    walk = tuple(shape[d] for d in order)  # the dims in the order the output is stored
-    buf = torch.empty(walk, dtype=dtype, device=operands[0].device)
-    out = buf.permute(inverse(order))
-    if out.numel() == 0:
+    walk = shape
+    if order == sorted(order):  # row-major, the common case
+        out = torch.empty(shape, dtype=dtype, device=operands[0].device)
+    else:
+        walk = tuple(shape[d] for d in order)  # the dims in the order the output is stored
+        out_strides = [0] * len(shape)
+        step = 1
+        for d in reversed(order):
+            out_strides[d] = step
+            step *= shape[d]
+        out = torch.empty_strided(shape, out_strides, dtype=dtype, device=operands[0].device)
+        strides = [tuple(s[d] for d in order) for s in strides]
+    if 0 in shape:
         return out
-    sizes, merged = merge_dims(walk, [tuple(s[d] for d in order) for s in strides])
+    # the kernel writes `out` through its data pointer, walking `walk` in storage order
+    sizes, merged = merge_dims(walk, strides)
     if len(sizes) > 3:
         return pointwise(op, [t.expand(shape).contiguous() for t in operands], alpha=alpha,
                          block=block, block_16=block_16)
-    _launch_strided(buf, operands, sizes, merged, op, alpha, 4 if elems <= 2048 else warps)
+    _launch_strided(out, operands, sizes, merged, op, alpha, 4 if elems <= 2048 else warps)
     return out
 
 

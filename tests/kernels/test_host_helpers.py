@@ -115,3 +115,45 @@ def test_broadcast_strides_are_the_expanded_views_strides() -> None:
                 s for s, n in zip(torchs, to, strict=True) if n != 1], (t.shape, t.stride(), to)
             checked += 1
     assert checked > 500
+
+
+def _views(rng: random.Random) -> torch.Tensor:
+    """A random view: a permutation of a tensor with size-1 dims, sliced, stepped or expanded."""
+    shape = [rng.choice([1, 1, 2, 3, 5, 8]) for _ in range(rng.randint(0, 4))]
+    t = torch.empty(shape)
+    if shape:
+        t = t.permute(rng.sample(range(len(shape)), len(shape)))
+        d = rng.randrange(len(shape))
+        kind = rng.choice(["whole", "slice", "step", "expand"])
+        if kind == "slice" and t.shape[d] > 1:
+            t = t.narrow(d, 1, t.shape[d] - 1)
+        elif kind == "step" and t.shape[d] > 2:
+            t = t[(slice(None),) * d + (slice(None, None, 2),)]
+        elif kind == "expand":
+            t = t.unsqueeze(d).expand(*t.shape[:d], 3, *t.shape[d:])
+    return t
+
+
+def _covers_one_run(t: torch.Tensor) -> bool:
+    """By brute force: the offsets `t` addresses are numel() distinct consecutive ones."""
+    span = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride(), strict=True))
+    offsets = torch.arange(span).as_strided(t.shape, t.stride()).flatten()
+    return bool(offsets.unique().numel() == t.numel() == offsets.max() - offsets.min() + 1)
+
+
+def test_layout_helpers_agree_with_brute_force() -> None:
+    from flagbot.kernels.ops._layout import is_dense, storage_order
+
+    rng = random.Random(7)
+    seen = {True: 0, False: 0}
+    for _ in range(3000):
+        t = _views(rng)
+        dense = is_dense(t)
+        assert dense == _covers_one_run(t), (t.shape, t.stride())
+        seen[dense] += 1
+        order = storage_order(t)
+        assert sorted(order) == list(range(t.dim()))
+        assert [t.stride(d) for d in order] == sorted(t.stride(), reverse=True)
+        if dense:
+            assert t.permute(order).is_contiguous(), (t.shape, t.stride(), order)
+    assert min(seen.values()) > 300  # both answers were exercised
