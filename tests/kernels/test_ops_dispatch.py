@@ -386,6 +386,26 @@ def test_sliced_inputs_are_reduced_in_place_over_earlier_dims(
             assert_close("mean" if mean else "sum", got, expected, shape[dim])
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_small_column_reduction_is_one_launch(dtype: torch.dtype, device: torch.device,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    spy = LaunchSpy(_reduce._sum_cols_kernel)
+    monkeypatch.setattr(_reduce, "_sum_cols_kernel", spy)
+    # 2081x7 over dim 0 (one program of columns) and 257x2x13: small, one launch, the tile
+    # deep enough for few steps; 3000x7 is over ONE_LAUNCH_ELEMENTS: split, then summed
+    for shape, launches in (((2081, 7), 1), ((257, 2, 13), 1), ((3000, 7), 2)):
+        x = seeded_randn(*shape, dtype=dtype, device=device)
+        for mean in (False, True):
+            spy.launches.clear()
+            got = reduce_dim(x, [0], False, mean, None)
+            expected = (torch.mean if mean else torch.sum)(x.double(), 0)
+            assert_close("mean" if mean else "sum", got, expected, shape[0])
+            assert len(spy.launches) == launches, (shape, spy.launches)
+            if launches == 1:
+                (grid, _, kwargs), = spy.launches
+                assert grid[1] == 1 and kwargs["BLOCK_R"] * kwargs["BLOCK_I"] >= 2048
+
+
 def test_lines_refuse_what_cannot_be_read_in_place() -> None:
     x = torch.zeros(6, 8, 10)
     assert _reduce.lines(x, 1) == (6, 80, 10)
