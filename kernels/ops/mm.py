@@ -214,7 +214,9 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
 # plain multiply-and-sum kernel instead of the tile product with split K, which pays for a
 # second launch and an fp32 partials allocation that users see in every call.
 GEMV_BLOCK_R = 32
-SMALL_GEMV = (2048, 4096)  # (outputs, K) up to which a GEMV with rows along N is one launch
+# (outputs from, outputs to, K up to) of a GEMV with rows along N run as one launch of 8-output
+# programs: the span the tile run measured it on (fewer outputs leave too few programs)
+SMALL_GEMV = (256, 2048, 4096)
 GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
 
 
@@ -254,9 +256,9 @@ def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool) -> Ge
     wide = dtype.itemsize == 2
     if k_contiguous:
         return _gemv_split(GemvConfig(8, 512 if wide else 256, 4, 3), rows, k, narrow=True)
-    if rows <= SMALL_GEMV[0] and k <= SMALL_GEMV[1]:
-        # a few outputs over a moderate K, rows along N: one launch of 8-output programs beats
-        # a split's second launch (H100 GEMV tile run, 2026-11-27, x torch launch-inclusive:
+    if SMALL_GEMV[0] <= rows <= SMALL_GEMV[1] and k <= SMALL_GEMV[2]:
+        # a few hundred outputs over a moderate K, rows along N: one launch of 8-output
+        # programs beats a split's second launch (H100 GEMV tile run, 2026-11-27, x torch launch-inclusive:
         # 1x787x392 fp16 0.91x at 32x128 -> 1.42x at 8x512/w8, 1x431x1080 fp16 0.71x -> 1.15x,
         # 1x1459x3049 bf16 0.86x -> 1.18x, 1x541x2048 fp32 0.67x -> 0.98x)
         return GemvConfig(8, 512, 8, 3)

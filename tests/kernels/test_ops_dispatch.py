@@ -48,10 +48,11 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     # a few outputs over a long K: K split across programs
     assert gemv_config(100, 30000, torch.bfloat16, k_contiguous=False).split_k > 1
     # a few outputs over a moderate K, rows along N: one launch, 8 outputs a program
-    for rows, k in ((787, 392), (2048, 4096)):
+    for rows, k in ((256, 392), (787, 392), (2048, 4096)):
         assert gemv_config(rows, k, torch.float16, k_contiguous=False) == GemvConfig(8, 512, 8, 3)
     assert gemv_config(2049, 4096, torch.float16, k_contiguous=False).block_r > 8
     assert gemv_config(2048, 4097, torch.float16, k_contiguous=False).split_k > 1
+    assert gemv_config(255, 4096, torch.float16, k_contiguous=False).split_k > 1
     # rows along K: fewer rows per program first (one launch), then a split
     few = gemv_config(728, 16384, torch.float32, k_contiguous=True)
     assert few.block_r < 8 and few.split_k == 1
@@ -62,7 +63,9 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     assert picked_config(v.t(), a.t()) == gemv_config(70, 3000, torch.float32, True)
     b_rows = seeded_randn(3000, 70, device=device)  # one row of A times a row-major B
     assert picked_config(v.t(), b_rows) == gemv_config(70, 3000, torch.float32, False)
-    assert_close("mm", mm(v.t(), b_rows), v.double().t() @ b_rows.double(), 3000)  # 8x512
+    wide = seeded_randn(3000, 300, device=device)  # 300 outputs: one launch of 8x512 tiles
+    assert picked_config(v.t(), wide) == GemvConfig(8, 512, 8, 3)
+    assert_close("mm", mm(v.t(), wide), v.double().t() @ wide.double(), 3000)
     assert isinstance(picked_config(a, seeded_randn(3000, 2, device=device)), MMConfig)
     assert_close("mm", mm(a, v), a.double() @ v.double(), 3000)
     assert_close("mm", mm(v.t(), a.t()), v.double().t() @ a.double().t(), 3000)
