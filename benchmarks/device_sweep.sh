@@ -2,7 +2,8 @@
 # Long bench_kernels.py sweeps on a lent GPU machine whose commands are cut after minutes:
 #   benchmarks/device_sweep.sh start [BENCH ARGS...]  install, start the sweep detached, wait
 #   benchmarks/device_sweep.sh ab PATCH [AB ARGS...]  the same for benchmarks/ab_rows.py (head
-#                                                      vs base; its JSON files come back too)
+#                                                      vs base; its JSON files come back as
+#                                                      ab.tgz: `ab_rows.py --again` on them)
 #   benchmarks/device_sweep.sh wait                    wait again for the same sweep
 # Each call waits up to $WAIT seconds (default 540), then copies the sweep's JSON, Markdown and
 # log so far to $OUT (default ./out; the per-stage results as parts.tgz); the sweep itself runs
@@ -45,7 +46,10 @@ fi
 [ -f "$W/pid" ] || { echo "no sweep started on this machine" >&2; exit 2; }
 end=$((SECONDS + WAIT))
 while kill -0 "$(cat "$W/pid")" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 5; done
-cp "$W"/card.txt "$W"/sweep.* "$W"/ab/*.json "$OUT"/ 2>/dev/null
+cp "$W"/card.txt "$W"/sweep.* "$OUT"/ 2>/dev/null
+# ab's rounds go back as one file (a lent machine returns only a few files a call), without
+# the patched tree's copy
+[ -d "$W/ab" ] && tar czf "$OUT/ab.tgz" -C "$W" --exclude=ab/head ab
 tar czf "$OUT/parts.tgz" -C "$W" --exclude='*.log' --exclude='*.db' sweep.parts 2>/dev/null
 if kill -0 "$(cat "$W/pid")" 2>/dev/null; then echo "sweep still running"; else echo "sweep ended"; fi
 grep -E "^bench_kernels|^ab_rows|^\| |^\[time|^\[warm|^below|Traceback|Error" "$W/sweep.log" | tail -40

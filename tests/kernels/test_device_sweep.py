@@ -45,3 +45,26 @@ def test_wait_without_a_sweep_says_so(tmp_path: Path) -> None:
     done = _run(["wait"], tmp_path / "none")
     assert done.returncode == 2 and "no sweep started" in done.stderr
     assert _run(["bogus"], tmp_path).returncode == 2
+
+
+def test_wait_sends_ab_rounds_back_as_one_file_without_the_patched_tree(tmp_path: Path) -> None:
+    import tarfile
+
+    work = tmp_path / "sweep"
+    (work / "ab" / "head" / "tree").mkdir(parents=True)
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True)
+    (work / "pid").write_text(finished.stdout)  # a process that has ended: the sweep is over
+    (work / "card.txt").write_text("0, H100\n")
+    (work / "sweep.log").write_text("ab_rows: done\n")
+    for name in ("base-0", "head-0", "base-1", "head-1", "ab"):
+        (work / "ab" / f"{name}.json").write_text("{}")
+    (work / "ab" / "head" / "tree" / "big.py").write_text("x" * 1000)
+    done = _run(["wait"], work)
+    assert done.returncode == 0 and "sweep ended" in done.stdout
+    out = work / "out"
+    assert {p.name for p in out.iterdir()} <= {"card.txt", "sweep.log", "ab.tgz", "parts.tgz"}
+    with tarfile.open(out / "ab.tgz") as tar:
+        names = set(tar.getnames())
+    assert {f"ab/{n}.json" for n in ("base-0", "head-0", "base-1", "head-1", "ab")} <= names
+    assert not any(n == "ab/head" or n.startswith("ab/head/") for n in names)
