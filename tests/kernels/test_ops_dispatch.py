@@ -291,6 +291,21 @@ def test_short_reduced_dim_walks_rows_per_output(shape: tuple[int, ...], dim: in
                shape[dim])
 
 
+def test_short_dim_blocks_leave_enough_programs_to_hide_latency(
+        device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 51x32x3466 over dim 1: 176766 outputs in 128-output programs, 1381 of them
+    assert _reduce.short_block(51 * 3466) == 128
+    assert _reduce.short_block(2048 * 240) == 256
+    assert _reduce.short_block(1223 * 1884) == _reduce.SHORT_BLOCK  # many outputs: widest
+    assert _reduce.short_block(1) == 128
+    spy = LaunchSpy(_reduce._sum_short_kernel)
+    monkeypatch.setattr(_reduce, "_sum_short_kernel", spy)
+    x = seeded_randn(3, 5, 300, device=device)
+    assert_close("sum", reduce_dim(x, [1], False, False, None), x.double().sum(1), 5)
+    (grid, _, kwargs), = spy.launches
+    assert kwargs["BLOCK"] == _reduce.short_block(900) == 128 and grid == (8,)
+
+
 def test_random_shapes_are_seeded_bounded_and_cover_their_classes() -> None:
     for op in random_shapes.SUPPORTED:
         cases = random_shapes.draw(op, 200, 11)
