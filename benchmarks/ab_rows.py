@@ -218,17 +218,17 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{path}: no such file")
     ops = [o for o in args.ops.split(",") if o]
     result = bench_kernels.sweep_pool.read_result(args.results)
-    slow, guards = pick_rows(bench_kernels.sweep_pool.all_rows(result), ops, args.below,
-                             args.guards)
+    rows = bench_kernels.sweep_pool.all_rows(result)
+    slow, guards = pick_rows(rows, ops, args.below, args.guards)
     also = {c for c in args.also.split(",") if c}
     picked = {row_id(r) for r in slow + guards}
-    extra = [r for r in bench_kernels.sweep_pool.all_rows(result)
+    named = [r for r in rows
              if r["op"] in ops and r["case"] in also and "us" in r and row_id(r) not in picked]
-    missing = also - {r["case"] for r in slow + guards + extra if r["op"] in ops}
+    missing = also - {r["case"] for r in slow + guards + named if r["op"] in ops}
     if missing:
         p.error(f"--also: no rows of {args.ops} with case {', '.join(sorted(missing))} in "
                 f"{args.results}")
-    guards += list({row_id(r): r for r in extra}.values())
+    guards += list({row_id(r): r for r in named}.values())
     chosen = slow + guards
     if not chosen:
         p.error(f"no rows of {args.ops} in {args.results}")
