@@ -51,6 +51,19 @@ TINY_ROWS_TILE, TINY_ROWS_PROGRAMS, TINY_ROWS_WARPS = 64, 528, 2
 # slice (the partial sums of a split reduction) column tiles stay faster: all r rows of a
 # tile are loaded at once (4099x5003 bf16 over dim 0: 44 us through this kernel, 32 without).
 SHORT_R, SHORT_BLOCK = 32, 1024
+# Its programs walk their rows one load after another, so it is the number of warps in flight
+# that hides the memory latency: blocks small enough for ~16 programs a multiprocessor (the
+# record, H100, 2026-11-27: every such row at 128 outputs a program read 1.00-1.23x torch;
+# 51x32x3466 bf16 over dim 1 at 1024 outputs in 173 programs 0.50x, 41x8x2412 at 512 in 194
+# 0.86x, 2048x9x240 fp32 at 1024 in 480 0.86x)
+SHORT_PROGRAMS = 2112
+# A column reduction of this many elements or fewer is one launch, never split: every record
+# row (H100, 2026-11-27) that split one took 7.5-9.7 us launch-inclusive whatever its size,
+# those in one launch 4.5-6 us, so the second launch costs ~3 us that a few rows of a
+# program's tile do not (2081x7 bf16 mean over dim 0: 2 launches, 0.79x torch; 502x31 bf16
+# 0.92x; 256x2x13 fp32 sum 0.81x). Its tile goes up to ONE_LAUNCH_TILE elements deep, so
+# that the one program takes few steps.
+ONE_LAUNCH_ELEMENTS, ONE_LAUNCH_TILE = 16384, 8192
 
 
 @triton.jit
@@ -171,6 +184,12 @@ def cols_tile(outer: int, r: int, inner: int) -> tuple[int, int, int]:
     return block_i, block_r, COLS_WARPS
 
 
+def short_block(total: int) -> int:
+    """Outputs a program of the short-dim kernel takes: 128 up to SHORT_BLOCK, for about
+    SHORT_PROGRAMS programs."""
+    return max(128, min(SHORT_BLOCK, next_power_of_2(total // SHORT_PROGRAMS + 1)))
+
+
 def lines(x: torch.Tensor, d: int) -> tuple[int, int, int] | None:
     """(outer, s_outer, inner): `x`'s dims other than `d` seen as [outer, inner] with inner
     contiguous (stride 1) and outer slices `s_outer` apart, so that a reduction over `d` reads
@@ -237,18 +256,20 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
         total = outer
     elif r <= SHORT_R and outer > 1 and splits is None and config is None:
         total = outer * inner
-        # few outputs: smaller blocks, so that they still spread over the SMs
-        block = max(128, min(SHORT_BLOCK, next_power_of_2(total // 264 + 1)))
+        block = short_block(total)
         kernel = _sum_short_kernel
         kernel[(cdiv(total, block),)](src, out, r, inner, total, scale, s_outer, s_r,
                                       BLOCK=block, num_warps=4)
         return
     else:
         block_i, block_r, warps = cols_tile(outer, r, inner)
+        small = splits is None and config is None and outer * r * inner <= ONE_LAUNCH_ELEMENTS
+        if small:
+            block_r = max(block_r, min(next_power_of_2(r), ONE_LAUNCH_TILE // block_i))
         if config is not None:
             block_r, block_i, warps = config.block_r, config.block_o, config.warps
         tiles_i = cdiv(inner, block_i)
-        n_split = _splits(outer * tiles_i, r, block_r, splits)
+        n_split = 1 if small else _splits(outer * tiles_i, r, block_r, splits)
         chunk = cdiv(cdiv(r, n_split), block_r) * block_r
         n_split = cdiv(r, chunk)
         total = outer * inner

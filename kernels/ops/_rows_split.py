@@ -84,7 +84,12 @@ def write_span(src, dst, lo, hi, row_max, row_sum, LOG: tl.constexpr, BLOCK_N: t
     """Elements [lo, hi) of one row's softmax (or log_softmax) from its max and sum of
     exponentials: the output pass shared by the looped and split long-row kernels."""
     log_sum = tl.log(row_sum)
-    for start in range(lo, hi, BLOCK_N):
+    # Last tile first: the statistics pass has just read the row front to back, so its end is
+    # what the L2 cache most likely still holds (hundreds of 100-KB vocabulary rows in flight
+    # at once are more than the cache holds; read front first, each would miss throughout).
+    tiles = tl.cdiv(hi - lo, BLOCK_N)
+    for i in range(0, tiles):
+        start = lo + (tiles - 1 - i) * BLOCK_N
         cols = start + tl.arange(0, BLOCK_N)
         mask = cols < hi
         x = tl.load(src + cols, mask=mask, other=0.0).to(tl.float32)

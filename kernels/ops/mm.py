@@ -34,6 +34,7 @@ SPLIT_MIN_K = 1024  # m > 64, 16-bit: only a K this long splits (1288x257x637 bf
 # there (2048x929x30 fp16: 0.11x torch with them, 1.04x without); large operands are still
 # copied (512x16384x53 fp32 transposed: 0.98x with the copy, 0.63x without).
 SHORT_K, SMALL_OPERANDS = 64, 1 << 19
+COPY_READS = 4  # an unaligned fp32 row-major operand read fewer times than this stays in place
 
 
 @dataclass(frozen=True)
@@ -213,6 +214,9 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
 # plain multiply-and-sum kernel instead of the tile product with split K, which pays for a
 # second launch and an fp32 partials allocation that users see in every call.
 GEMV_BLOCK_R = 32
+# (outputs from, outputs to, K up to) of a GEMV with rows along N run as one launch of 8-output
+# programs: the span the tile run measured it on (fewer outputs leave too few programs)
+SMALL_GEMV = (256, 2048, 4096)
 GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
 
 
@@ -252,6 +256,12 @@ def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool) -> Ge
     wide = dtype.itemsize == 2
     if k_contiguous:
         return _gemv_split(GemvConfig(8, 512 if wide else 256, 4, 3), rows, k, narrow=True)
+    if SMALL_GEMV[0] <= rows <= SMALL_GEMV[1] and k <= SMALL_GEMV[2]:
+        # a few hundred outputs over a moderate K, rows along N: one launch of 8-output
+        # programs beats a split's second launch (H100 GEMV tile run, 2026-11-27, x torch launch-inclusive:
+        # 1x787x392 fp16 0.91x at 32x128 -> 1.42x at 8x512/w8, 1x431x1080 fp16 0.71x -> 1.15x,
+        # 1x1459x3049 bf16 0.86x -> 1.18x, 1x541x2048 fp32 0.67x -> 0.98x)
+        return GemvConfig(8, 512, 8, 3)
     if rows < GEMV_MIN_ROWS:
         # rows run along N: a program's rows are one contiguous stretch, so wide ones
         return _gemv_split(GemvConfig(GEMV_BLOCK_R, 128, 4, 4), rows, k, narrow=False)
@@ -354,6 +364,26 @@ def _aligned(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     return padded, width
 
 
+def worth_copying(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool, bool]:
+    """(copy A, copy B) to aligned rows, for a configuration that asks for copies (_aligned
+    leaves aligned operands alone either way). Products of up to 64 rows read A hardly at all
+    and never copy it (mm_config's read B in place: 32x4095x8192 bf16 0.76x torch in place at
+    32x64 tiles, 0.55x copied). An fp32 operand stored row by row that the product reads
+    fewer than COPY_READS times (once per row or column of output tiles) is read in place: the
+    copy costs about two such reads, and fp32 rows lose little to narrower loads (H100 A/B,
+    2026-11-27: 19x8978x4400 0.66x torch copied, 1.43x in place; 29x11657x2315 0.61x, 1.06x;
+    2048x256x4363 0.71x, 0.90x). 16-bit operands and operands stored column by column stay
+    copied: read in place the same way, 128x4545x8192 fp16 fell from 0.64x to 0.10x and
+    108x409x892 bf16 transposed from 0.68x to 0.29x."""
+    m, n = a.shape[0], b.shape[1]
+
+    def in_place(t: torch.Tensor, reads: int) -> bool:
+        return t.dtype == torch.float32 and t.stride(1) == 1 and reads < COPY_READS
+
+    return (m > 64 and not in_place(a, cdiv(n, cfg.block_n)),
+            not in_place(b, cdiv(m, cfg.block_m)))
+
+
 def _pad_k(t: torch.Tensor, k_dim: int, k_to: int) -> tuple[torch.Tensor, int]:
     """`t` copied in its own memory order with its K extent (dim `k_dim`) zero-padded to `k_to`
     and its contiguous dim padded to 16 elements; (the copy, its contiguous length). Both
@@ -428,15 +458,14 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         m_load = a_len if a.stride(0) == 1 else m
         n_load = b_len if b.stride(1) == 1 else n
     elif cfg.copy_unaligned and (k > SHORT_K or a.numel() + b.numel() > SMALL_OPERANDS):
-        # Products of up to 64 rows read A hardly at all: only B would be padded, and only for
-        # a configuration that asks for the copy (mm_config's read B in place: 32x4095x8192
-        # bf16 0.76x torch in place at 32x64 tiles, 0.55x copied).
-        if m > 64:
+        copy_a, copy_b = worth_copying(a, b, cfg)
+        if copy_a:
             a, a_len = _aligned(a)
             m_load = a_len if _by_columns(a) else m
-        b, b_len = _aligned(b)
-        # a padded length bounds the loads only along the dim that is contiguous
-        n_load = b_len if b.stride(1) == 1 else n
+        if copy_b:
+            b, b_len = _aligned(b)
+            # a padded length bounds the loads only along the dim that is contiguous
+            n_load = b_len if b.stride(1) == 1 else n
     k_per_split = cdiv(cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
     splits = cdiv(k, k_per_split)
     dst = c if splits == 1 else torch.empty((splits, m, n), dtype=torch.float32, device=a.device)

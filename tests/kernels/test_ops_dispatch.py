@@ -47,6 +47,12 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     assert gemv_config(8192, 8192, torch.bfloat16, k_contiguous=True).split_k == 1
     # a few outputs over a long K: K split across programs
     assert gemv_config(100, 30000, torch.bfloat16, k_contiguous=False).split_k > 1
+    # a few outputs over a moderate K, rows along N: one launch, 8 outputs a program
+    for rows, k in ((256, 392), (787, 392), (2048, 4096)):
+        assert gemv_config(rows, k, torch.float16, k_contiguous=False) == GemvConfig(8, 512, 8, 3)
+    assert gemv_config(2049, 4096, torch.float16, k_contiguous=False).block_r > 8
+    assert gemv_config(2048, 4097, torch.float16, k_contiguous=False).split_k > 1
+    assert gemv_config(255, 4096, torch.float16, k_contiguous=False).split_k > 1
     # rows along K: fewer rows per program first (one launch), then a split
     few = gemv_config(728, 16384, torch.float32, k_contiguous=True)
     assert few.block_r < 8 and few.split_k == 1
@@ -57,6 +63,9 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     assert picked_config(v.t(), a.t()) == gemv_config(70, 3000, torch.float32, True)
     b_rows = seeded_randn(3000, 70, device=device)  # one row of A times a row-major B
     assert picked_config(v.t(), b_rows) == gemv_config(70, 3000, torch.float32, False)
+    wide = seeded_randn(3000, 300, device=device)  # 300 outputs: one launch of 8x512 tiles
+    assert picked_config(v.t(), wide) == GemvConfig(8, 512, 8, 3)
+    assert_close("mm", mm(v.t(), wide), v.double().t() @ wide.double(), 3000)
     assert isinstance(picked_config(a, seeded_randn(3000, 2, device=device)), MMConfig)
     assert_close("mm", mm(a, v), a.double() @ v.double(), 3000)
     assert_close("mm", mm(v.t(), a.t()), v.double().t() @ a.double().t(), 3000)
@@ -181,6 +190,58 @@ def test_mm_short_k_reads_unaligned_operands_in_place(m: int, n: int, k: int,
         assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
 
 
+def test_an_fp32_row_major_operand_read_a_few_times_is_not_copied() -> None:
+    from flagbot.kernels.ops.mm import COPY_READS, worth_copying
+
+    def rows(r: int, c: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.empty_strided((r, c), (c + 1, 1), dtype=dtype, device="meta")
+
+    def cols(r: int, c: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.empty_strided((r, c), (1, r + 1), dtype=dtype, device="meta")
+
+    cfg = MMConfig(64, 128, 64, 4, 3)
+    # 19x8978x4400: B read once (one row of 64-row tiles): in place; A never copied (<= 64 rows)
+    assert worth_copying(rows(19, 4400), rows(4400, 8978), cfg) == (False, False)
+    # 2048x256x4363: A read twice (two columns of 128-wide tiles), B 32 times
+    assert worth_copying(rows(2048, 4363), rows(4363, 256), cfg) == (False, True)
+    edge = 64 * COPY_READS
+    assert worth_copying(rows(edge, 70), rows(70, 128 * COPY_READS), cfg) == (True, True)
+    assert worth_copying(rows(edge - 64, 70), rows(70, 128 * (COPY_READS - 1)), cfg) == (
+        False, False)
+    # 16-bit operands and operands stored column by column stay copied however few the reads
+    for dtype in (torch.float16, torch.bfloat16):
+        assert worth_copying(rows(128, 8192, dtype), rows(8192, 4545, dtype), cfg) == (
+            True, True)
+    assert worth_copying(cols(108, 892), cols(892, 409), cfg) == (True, True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mm_reads_fp32_rows_in_place_and_copies_the_rest(
+        dtype: torch.dtype, device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flagbot.kernels.ops import mm as mm_module
+
+    copied: list[tuple[int, ...]] = []
+    real = mm_module._aligned
+
+    def watched(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+        copied.append(tuple(t.shape))
+        return real(t)
+
+    monkeypatch.setattr(mm_module, "_aligned", watched)
+    # 70x33 output in 32x32 tiles: A read twice, B three times; K 70 > SHORT_K; rows unaligned
+    a = seeded_randn(70, 71, dtype=dtype, device=device)[:, :70]
+    b = seeded_randn(70, 35, dtype=dtype, seed=1, device=device)[:, :33]
+    assert_close("mm", mm(a, b, config=MMConfig(32, 32, 16, 4, 1)), a.double() @ b.double(), 70)
+    assert copied == ([] if dtype == torch.float32 else [(70, 70), (70, 33)])
+    copied.clear()
+    # the same values with B stored column by column: copied in every dtype
+    bt = torch.empty((33, 71), dtype=dtype, device=device)[:, :70].t()  # columns 71 apart
+    bt.copy_(b)
+    assert_close("mm", mm(a, bt, config=MMConfig(32, 32, 16, 4, 1)), a.double() @ b.double(),
+                 70)
+    assert (70, 33) in copied
+
+
 def test_mm_strides_multiple_of_8_but_not_16(device: torch.device) -> None:
     # K = 24 fp16: rows start on 16 bytes without being a multiple of 16 elements, the stride
     # alignment the kernel states itself (no copy is made).
@@ -228,6 +289,21 @@ def test_short_reduced_dim_walks_rows_per_output(shape: tuple[int, ...], dim: in
         expected = (torch.mean if mean else torch.sum)(x.double(), dim)
         assert_close("mean" if mean else "sum", reduce_dim(x, [dim], False, mean, None), expected,
                shape[dim])
+
+
+def test_short_dim_blocks_leave_enough_programs_to_hide_latency(
+        device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 51x32x3466 over dim 1: 176766 outputs in 128-output programs, 1381 of them
+    assert _reduce.short_block(51 * 3466) == 128
+    assert _reduce.short_block(2048 * 240) == 256
+    assert _reduce.short_block(1223 * 1884) == _reduce.SHORT_BLOCK  # many outputs: widest
+    assert _reduce.short_block(1) == 128
+    spy = LaunchSpy(_reduce._sum_short_kernel)
+    monkeypatch.setattr(_reduce, "_sum_short_kernel", spy)
+    x = seeded_randn(3, 5, 300, device=device)
+    assert_close("sum", reduce_dim(x, [1], False, False, None), x.double().sum(1), 5)
+    (grid, _, kwargs), = spy.launches
+    assert kwargs["BLOCK"] == _reduce.short_block(900) == 128 and grid == (8,)
 
 
 def test_random_shapes_are_seeded_bounded_and_cover_their_classes() -> None:
@@ -326,6 +402,26 @@ def test_sliced_inputs_are_reduced_in_place_over_earlier_dims(
             expected = (torch.mean if mean else torch.sum)(x.double(), dim)
             got = reduce_dim(x, [dim], False, mean, None, splits=splits)
             assert_close("mean" if mean else "sum", got, expected, shape[dim])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_a_small_column_reduction_is_one_launch(dtype: torch.dtype, device: torch.device,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    spy = LaunchSpy(_reduce._sum_cols_kernel)
+    monkeypatch.setattr(_reduce, "_sum_cols_kernel", spy)
+    # 2081x7 over dim 0 (one program of columns) and 257x2x13: small, one launch, the tile
+    # deep enough for few steps; 3000x7 is over ONE_LAUNCH_ELEMENTS: split, then summed
+    for shape, launches in (((2081, 7), 1), ((257, 2, 13), 1), ((3000, 7), 2)):
+        x = seeded_randn(*shape, dtype=dtype, device=device)
+        for mean in (False, True):
+            spy.launches.clear()
+            got = reduce_dim(x, [0], False, mean, None)
+            expected = (torch.mean if mean else torch.sum)(x.double(), 0)
+            assert_close("mean" if mean else "sum", got, expected, shape[0])
+            assert len(spy.launches) == launches, (shape, spy.launches)
+            if launches == 1:
+                (grid, _, kwargs), = spy.launches
+                assert grid[1] == 1 and kwargs["BLOCK_R"] * kwargs["BLOCK_I"] >= 2048
 
 
 def test_lines_refuse_what_cannot_be_read_in_place() -> None:
