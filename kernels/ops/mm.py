@@ -218,6 +218,11 @@ GEMV_BLOCK_R = 32
 # programs: the span the tile run measured it on (fewer outputs leave too few programs)
 SMALL_GEMV = (256, 2048, 4096)
 GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
+# one row times a 16-bit matrix stored row by row (see row_times_wide_matrix): outputs from
+# which aligned rows take the tile kernel, and the span of outputs unaligned rows take 16-output
+# GEMV programs in (the spans the tile runs measured)
+ALONG_N_TILES = 1024
+ALONG_N_NARROW = (2049, 8192)
 
 
 @dataclass(frozen=True)
@@ -410,14 +415,43 @@ def _no_tail(a: torch.Tensor, b: torch.Tensor, k: int, block_k: int) -> bool:
     return a.dtype == torch.float32 or a.stride(0) == 1 or b.stride(0) == 1
 
 
+def row_times_wide_matrix(b: torch.Tensor) -> MMConfig | GemvConfig | None:
+    """The kernel for one row of A times a 16-bit B stored row by row, outside the span of
+    SMALL_GEMV, where a tile run measured one better than `gemv_config`'s pick; None elsewhere.
+
+    B's rows start on 16 bytes: the tile kernel, 16x128 tiles with K split towards two programs
+    per multiprocessor (its pipelined loads read the rows' long contiguous stretches; H200 tile
+    run, 2026-11-27, x torch launch-inclusive, GEMV pick -> tiles: 1x4408x8192 bf16 0.43 ->
+    0.96, 1x9640x4097 fp16 0.69 -> 1.14, 1x7224x3617 bf16 0.67 -> 0.97, 1x1024x16384 bf16 0.88
+    -> 0.96; 11 of 11 such shapes gained, the worst 1x5520x1936 bf16 0.71 -> 0.77). Unaligned
+    rows, 2049-8192 outputs: the GEMV kernel at 16 outputs a program, 256 of K a step, 8 warps
+    (on an H100 and an H200: 1x4097x2129 fp16 0.66 -> 0.99, 1x5007x11504 bf16 0.87 -> 1.07,
+    1x8191x4384 fp16 0.89 -> 0.98; more outputs lost: 1x12098x1741 bf16 0.81 -> 0.70)."""
+    k, n = b.shape
+    if b.element_size() != 2 or b.stride(1) != 1:
+        return None
+    if SMALL_GEMV[0] <= n <= SMALL_GEMV[1] and k <= SMALL_GEMV[2]:
+        return None
+    if b.stride(0) % (16 // b.element_size()) == 0 and n >= ALONG_N_TILES:
+        cfg = MMConfig(16, 128, 64, 4, 4, copy_unaligned=False)
+        if cdiv(n, cfg.block_n) >= ONE_WAVE:  # 1x32768x2048 bf16: 1.01 unsplit, 0.92 split 3
+            return cfg
+        return _split(cfg, 1, n, k, 2 * TARGET_PROGRAMS, 32, 2 * cfg.block_k)
+    if ALONG_N_NARROW[0] <= n <= ALONG_N_NARROW[1]:
+        return GemvConfig(16, 256, 8, 3)
+    return None
+
+
 def picked_config(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
-    """What mm() runs a @ b with when no `config` is given: the GEMV kernel for one row or one
-    column of output (`gemv_config`), else the tiles `mm_config` picks by shape."""
+    """What mm() runs a @ b with when no `config` is given: for one row or one column of
+    output the GEMV kernel (`gemv_config`) or, one row times a wide 16-bit matrix, the kernel
+    `row_times_wide_matrix` names; else the tiles `mm_config` picks by shape."""
     m, k = a.shape
     n = b.shape[1]
     if min(m, n) == 1:
         k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
-        return gemv_config(max(m, n), k, a.dtype, k_contiguous)
+        wide_row = row_times_wide_matrix(b) if m == 1 else None
+        return wide_row or gemv_config(max(m, n), k, a.dtype, k_contiguous)
     return mm_config(m, n, k, a.dtype, a_columns=_by_columns(a))
 
 

@@ -74,6 +74,61 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
         mm(a, b, config=GemvConfig(8, 16, 4, 1))
 
 
+def test_one_row_times_a_wide_16bit_matrix_takes_the_kernel_its_rows_suit(
+        device: torch.device) -> None:
+    from flagbot.kernels.ops.mm import ALONG_N_NARROW, ALONG_N_TILES, row_times_wide_matrix
+
+    f16 = torch.float16
+
+    def b_of(k: int, n: int, stride: int | None = None) -> torch.Tensor:
+        base = torch.empty((k, stride or n), dtype=f16, device=device)
+        return base[:, :n]
+
+    # rows on 16-byte starts: 16x128 tiles, K split towards two programs a multiprocessor
+    tiled = row_times_wide_matrix(b_of(8192, 4408))
+    assert isinstance(tiled, MMConfig) and (tiled.block_m, tiled.block_n) == (16, 128)
+    assert tiled.split_k == 16 and not tiled.copy_unaligned  # 35 tiles
+    assert row_times_wide_matrix(b_of(4096, 32768)) == MMConfig(16, 128, 64, 4, 4,
+                                                                copy_unaligned=False)
+    assert isinstance(row_times_wide_matrix(b_of(8192, 4095, stride=4096)), MMConfig)
+    # unaligned rows: 16-output GEMV programs, only in the span measured
+    assert row_times_wide_matrix(b_of(4096, 4095)) == GemvConfig(16, 256, 8, 3)
+    assert row_times_wide_matrix(b_of(4096, ALONG_N_NARROW[0])) == GemvConfig(16, 256, 8, 3)
+    assert row_times_wide_matrix(b_of(1741, 12099)) is None
+    assert row_times_wide_matrix(b_of(4096, 2047)) is None  # SMALL_GEMV's box keeps its rule
+    assert row_times_wide_matrix(b_of(8192, ALONG_N_TILES - 8)) is None
+    # not for fp32, nor a matrix stored column by column
+    assert row_times_wide_matrix(b_of(8192, 4408).float()) is None
+    assert row_times_wide_matrix(b_of(4408, 8192).t()) is None
+    v = seeded_randn(1, 8192, dtype=f16, device=device)
+    assert picked_config(v, b_of(8192, 4408)) == tiled
+    # one output column keeps gemv_config's pick
+    assert picked_config(b_of(4408, 8192), v.t()) == gemv_config(4408, 8192, f16,
+                                                                 k_contiguous=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize(("n", "k", "stride"), [(1032, 4133, 1032), (2049, 300, 2049),
+                                                (1040, 4101, 1047)])
+def test_one_row_times_a_wide_matrix_on_either_kernel(n: int, k: int, stride: int,
+                                                      dtype: torch.dtype,
+                                                      device: torch.device) -> None:
+    # The shapes of both new rules at their smallest (the tile kernel: aligned rows, 1032
+    # outputs, K split with a tail; the GEMV kernel: 2049 unaligned outputs; a sliced matrix
+    # whose stride is odd), and the same configurations forced in fp32, with A a slice.
+    a = seeded_randn(3, k, dtype=dtype, device=device)[1:2]
+    b = seeded_randn(k, stride, dtype=dtype, seed=1, device=device)[:, :n]
+    want = a.double() @ b.double()
+    if dtype == torch.float16:  # the path each shape is here for
+        picked = picked_config(a, b)
+        assert (isinstance(picked, MMConfig) if n == 1032 else
+                picked == GemvConfig(16, 256, 8, 3) if n == 2049 else picked.block_r != 16)
+    assert_close("mm", mm(a, b), want, k)
+    for config in (MMConfig(16, 128, 64, 4, 4, split_k=5, copy_unaligned=False),
+                   GemvConfig(16, 256, 8, 3)):
+        assert_close("mm", mm(a, b, config=config), want, k)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(("m", "n", "k"), [(70, 33, 19), (67, 45, 130), (65, 40, 24), (70, 33, 32),
                                          (20, 33, 130)])
