@@ -27,6 +27,7 @@ from flagbot.kernels.ops._rows_split import (
     split_chunks,
     write_span,
 )
+from flagbot.kernels.ops._rows_window import softmax_window_rows, takes_window
 
 # A whole row lives in registers up to this many elements; longer rows take the looped path.
 MAX_ROW_BLOCK = 16384
@@ -298,6 +299,9 @@ def _launch_rows(view: torch.Tensor, out: torch.Tensor, log: bool, max_row_block
         # fewer rows than the GPU has room for: chunks of each row go to separate programs
         softmax_split_rows(view, out, log, alignment(n, view.stride(0)), chunk,
                            min(SPLIT_BLOCK, max_row_block))
+    elif takes_window(view, out):
+        # 16-bit rows whose starts are not 16-byte aligned: read through aligned windows
+        softmax_window_rows(view, out, log, min(LONG_BLOCK, max_row_block), LONG_WARPS)
     else:
         tile = min(LONG_BLOCK, max_row_block)
         kernel = _softmax_long_kernel

@@ -638,6 +638,47 @@ def test_long_rows_opening_with_a_masked_tile(fn: object, device: torch.device) 
 
 
 @pytest.fixture
+def window_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
+    from flagbot.kernels.ops import _rows_window
+
+    spy = LaunchSpy(_rows_window._softmax_window_kernel)
+    monkeypatch.setattr(_rows_window, "_softmax_window_kernel", spy)
+    return spy
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize("n", [17, 33, 41, 47])
+def test_long_16bit_rows_of_odd_length_read_through_aligned_windows(
+        n: int, fn: object, dtype: torch.dtype, window_launches: LaunchSpy,
+        device: torch.device) -> None:
+    # 16-element tiles, 8-element windows: row starts at every offset 0-7 from a boundary;
+    # rows that end in the tile after the first (17), just past a tile or in it (33), and with
+    # whole tiles between the masked first and last (41, 47)
+    m = _rows_split.SPLIT_MAX_ROWS + 3
+    x = (seeded_randn(m, n, device=device) * 4).to(dtype)
+    x[5, : n // 2] = -float("inf")  # a row opening with masked elements
+    ref = torch.softmax if fn is softmax else torch.log_softmax
+    want = ref(x.double(), -1)
+    got = fn(x, -1, max_row_block=16)  # type: ignore[operator]
+    assert len(window_launches.launches) == 1
+    finite = torch.isfinite(want)
+    assert torch.equal(torch.isfinite(got), finite)
+    assert_close("softmax", got[finite], want[finite], n)
+
+
+def test_long_rows_take_windows_only_where_their_starts_are_unaligned(
+        window_launches: LaunchSpy, device: torch.device) -> None:
+    m = _rows_split.SPLIT_MAX_ROWS
+    for x in (seeded_randn(m, 41, device=device),  # fp32: its odd rows were not slow
+              seeded_randn(m, 48, dtype=torch.float16, device=device),  # aligned already
+              seeded_randn(m, 48, dtype=torch.float16, device=device)[:, :41]):  # a slice
+        assert_close("softmax", softmax(x, -1, max_row_block=16),
+                     torch.softmax(x.double(), -1), x.shape[1])
+    assert window_launches.launches == []
+
+
+@pytest.fixture
 def strided_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
     from flagbot.kernels.ops import _pointwise
 

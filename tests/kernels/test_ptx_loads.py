@@ -61,12 +61,20 @@ def _softmax_long(align: int) -> dict[str, Any]:
                                                       "ALIGN": align}}
 
 
+def _softmax_window() -> dict[str, Any]:
+    # 4096x50257 bf16 softmax, contiguous: rows start at every offset from a 16-byte boundary
+    return {"kernel": "flagbot.kernels.ops._rows_window:_softmax_window_kernel",
+            "pointer": "*bf16", "warps": 16, "stages": 3,
+            "constexprs": {"LOG": False, "BLOCK_N": 8192, "VEC": 8}}
+
+
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, str]:
     specs = {"mm_stated": _mm(alignment(1080)), "mm_bare": _mm(1),
              "gemv_unsplit": _gemv(False), "gemv_split": _gemv(True),
              "sum_stated": _sum_cols(alignment(1064, 127 * 1064)), "sum_bare": _sum_cols(1),
-             "long_stated": _softmax_long(alignment(50264)), "long_bare": _softmax_long(1)}
+             "long_stated": _softmax_long(alignment(50264)), "long_bare": _softmax_long(1),
+             "window": _softmax_window()}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(HERE / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -120,3 +128,11 @@ def test_long_softmax_rows_load_and_store_vectors_in_both_passes(ptx: dict[str, 
     assert stated.count("ld.global.v4.b32") >= 2 and "st.global.v4.b32" in stated
     assert "ld.global.b16" not in stated and "st.global.b16" not in stated
     assert "ld.global.b16" in bare
+
+
+def test_odd_16bit_rows_read_through_windows_load_and_store_vectors(ptx: dict[str, str]) -> None:
+    # rows of 50257 bf16: the plain long-row kernel can state no alignment (`long_bare`, all
+    # 2-byte accesses); through windows every tile between the first and the last is read and
+    # written in 16-byte vectors, in both passes
+    window = ptx["window"]
+    assert window.count("ld.global.v4.b32") >= 4 and window.count("st.global.v4.b32") >= 2

@@ -1,0 +1,121 @@
+"""Softmax over long 16-bit rows whose length is not a multiple of 8: each row read through a
+window that starts on the 16-byte boundary at or before the row.
+
+A contiguous row of 50257 bf16 elements starts 2 bytes further from a 16-byte boundary than the
+row before it, so the compiler cannot prove any row start aligned and reads every element with
+a 2-byte load. One H200 A/B (2026-11-27, x torch launch-inclusive) put the long-row kernel's
+16-bit rows of odd lengths at 0.69-0.90x (4096x50257 bf16 log_softmax 0.69, softmax 0.81;
+367x50257 bf16 log_softmax 0.77; 569x100277 bf16 0.87; 389x102239 fp16 0.90) and those whose
+length divides by 8 at 1.06-1.74x (503x50304 bf16 1.06, 1334x50304 bf16 softmax 1.23,
+2048x32000 bf16 1.47-1.74, 1000x151936 bf16 1.35-1.44). fp32 rows of odd lengths were not slow
+(4096x50257 fp32 softmax 1.25x), so this path is for 16-bit rows only.
+
+Here the window starts at the row's offset rounded down to 8 elements, which the compiler sees
+is a multiple of 8: the first tile (up to 7 elements of the row before masked off) and the last
+(past the row's end) are masked, every tile between is read and written unmasked in 16-byte
+vectors. The output is contiguous like the input, so its rows sit at the same offsets and take
+the same windows.
+"""
+# Triton kernels take DSL-typed arguments that Python annotations cannot express.
+# mypy: disable-error-code="untyped-decorator,no-untyped-def"
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+VECTOR_BYTES = 16
+
+
+def takes_window(view: torch.Tensor, out: torch.Tensor) -> bool:
+    """Rows for the windowed kernel: 16-bit, contiguous, both tensors starting on 16 bytes,
+    and a row length that leaves row starts unaligned (aligned ones vectorise as they are)."""
+    n = view.shape[1]
+    per_vector = VECTOR_BYTES // view.element_size()
+    return (view.element_size() == 2 and view.stride(1) == 1 and view.stride(0) == n
+            and out.stride(0) == n and n % per_vector != 0
+            and view.data_ptr() % VECTOR_BYTES == 0 and out.data_ptr() % VECTOR_BYTES == 0)
+
+
+@triton.jit
+def _tile_stats(src, start, lo, hi, run_max, run_sum, BLOCK_N: tl.constexpr,
+                MASKED: tl.constexpr):
+    """Fold elements [start, start + BLOCK_N) of the window, those within [lo, hi), into the
+    per-lane running max and sum of exponentials."""
+    cols = start + tl.arange(0, BLOCK_N)
+    if MASKED:
+        x = tl.load(src + cols, mask=(cols >= lo) & (cols < hi),
+                    other=-float("inf")).to(tl.float32)
+    else:
+        x = tl.load(src + cols).to(tl.float32)
+    new_max = tl.maximum(run_max, x)
+    safe = tl.where(new_max == -float("inf"), 0.0, new_max)
+    run_sum = run_sum * tl.exp(run_max - safe) + tl.exp(x - safe)
+    return new_max, run_sum
+
+
+@triton.jit
+def _tile_out(src, dst, start, lo, hi, row_max, row_sum, log_sum, LOG: tl.constexpr,
+              BLOCK_N: tl.constexpr, MASKED: tl.constexpr):
+    cols = start + tl.arange(0, BLOCK_N)
+    if MASKED:
+        mask = (cols >= lo) & (cols < hi)
+        x = tl.load(src + cols, mask=mask, other=0.0).to(tl.float32)
+    else:
+        x = tl.load(src + cols).to(tl.float32)
+    if LOG:
+        y = x - row_max - log_sum
+    else:
+        y = tl.exp(x - row_max) / row_sum
+    if MASKED:
+        tl.store(dst + cols, y.to(dst.dtype.element_ty), mask=mask)
+    else:
+        tl.store(dst + cols, y.to(dst.dtype.element_ty))
+
+
+@triton.jit
+def _softmax_window_kernel(x_ptr, out_ptr, n, LOG: tl.constexpr, BLOCK_N: tl.constexpr,
+                           VEC: tl.constexpr):
+    row_start = tl.program_id(0).to(tl.int64) * n
+    base = (row_start // VEC) * VEC  # the window's start: a multiple of VEC the compiler sees
+    lo = (row_start - base).to(tl.int32)  # the row within the window: [lo, hi)
+    hi = lo + n
+    src = x_ptr + base
+    dst = out_ptr + base
+    inner_end = (hi // BLOCK_N) * BLOCK_N  # tiles 1 .. inner_end / BLOCK_N - 1 are whole
+    has_tail = (inner_end > 0) & (inner_end < hi)
+    run_max = tl.full([BLOCK_N], -float("inf"), tl.float32)
+    run_sum = tl.zeros([BLOCK_N], tl.float32)
+    run_max, run_sum = _tile_stats(src, 0, lo, hi, run_max, run_sum, BLOCK_N, True)
+    for start in range(BLOCK_N, inner_end, BLOCK_N):
+        run_max, run_sum = _tile_stats(src, start, lo, hi, run_max, run_sum, BLOCK_N, False)
+    if has_tail:
+        run_max, run_sum = _tile_stats(src, inner_end, lo, hi, run_max, run_sum, BLOCK_N,
+                                       True)
+    row_max = tl.max(run_max, axis=0)
+    safe_max = tl.where(row_max == -float("inf"), 0.0, row_max)
+    row_sum = tl.sum(run_sum * tl.exp(run_max - safe_max), axis=0)
+    log_sum = tl.log(row_sum)
+    # Output last tile first: the statistics pass read the row front to back, so its end is
+    # what the L2 cache most likely still holds.
+    if has_tail:
+        _tile_out(src, dst, inner_end, lo, hi, row_max, row_sum, log_sum, LOG, BLOCK_N, True)
+    whole = inner_end // BLOCK_N - 1
+    for i in range(0, whole):
+        start = (whole - i) * BLOCK_N
+        _tile_out(src, dst, start, lo, hi, row_max, row_sum, log_sum, LOG, BLOCK_N, False)
+    _tile_out(src, dst, 0, lo, hi, row_max, row_sum, log_sum, LOG, BLOCK_N, True)
+
+
+def softmax_window_rows(view: torch.Tensor, out: torch.Tensor, log: bool, block: int,
+                        warps: int) -> None:
+    """softmax (or log_softmax) of each row of `view` into `out`, one program a row, for rows
+    `takes_window` accepts."""
+    m, n = view.shape
+    kernel: Any = _softmax_window_kernel
+    kernel[(m,)](view, out, n, LOG=log, BLOCK_N=block,
+                 VEC=VECTOR_BYTES // view.element_size(), num_warps=warps)
+
