@@ -40,9 +40,12 @@ REPS = 8
 
 def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
     """Every configuration tried for one shape: tile shapes that fit the product, each with the
-    K splits that leave at least two K tiles a split and no more than ~4 programs per SM, and
-    with K padded where K does not divide into tiles."""
+    K splits that leave at least two K tiles a split and no more than ~4 programs per SM, with
+    K padded where K does not divide into tiles, and for 16-bit products with a dim that leaves
+    row starts off 16 bytes, also with the operands read in place (no aligned copies: small
+    products pay the copies' launches more than the narrower loads)."""
     wide = dtype.itemsize == 2
+    unaligned = wide and any(d % 8 for d in (m, n, k))
     bk = min(64 if wide else 32, max(16, int(triton.next_power_of_2(k))))
     tiles = ([(128, 256, 8, 3), (128, 128, 8, 3), (128, 128, 4, 4), (64, 128, 4, 4),
               (128, 64, 4, 4), (64, 64, 4, 4), (64, 256, 8, 3), (32, 128, 4, 4), (16, 128, 4, 4),
@@ -59,6 +62,9 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
             if split > 1 and (count * split > 4 * 264 or k // split < 2 * bk or count >= 264):
                 continue
             out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split))
+            if unaligned and split <= 2:
+                out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split,
+                                    copy_unaligned=False))
             if k % bk and split <= 2:
                 out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split, pad_k=True))
     return out or [mm_config(m, n, k, dtype)]

@@ -31,6 +31,10 @@ def test_the_grid_fits_the_product(tiles: ModuleType) -> None:
     assert all(c.block_k == 32 for c in skinny)
     assert tiles.grid(3, 5, 7, torch.float16)  # nothing fits: the shape-picked one stands in
     assert len({tiles.label(c) for c in big}) == len(big)
+    # 16-bit rows off 16 bytes (K = 4095): also read in place; aligned or fp32: copies only
+    assert any(not c.copy_unaligned for c in big)
+    assert all(c.copy_unaligned for c in tiles.grid(4096, 4096, 4096, torch.bfloat16))
+    assert all(c.copy_unaligned for c in tiles.grid(4096, 4096, 4095, torch.float32))
 
 
 @cpu_only
