@@ -223,6 +223,7 @@ GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
 # GEMV programs in (the spans the tile runs measured)
 ALONG_N_TILES = 1024
 ALONG_N_NARROW = (2049, 8192)
+ALONG_N_MIN_K = 1024  # the tile runs' products had K of 1741-16384
 
 
 @dataclass(frozen=True)
@@ -430,7 +431,7 @@ def row_times_wide_matrix(b: torch.Tensor) -> MMConfig | GemvConfig | None:
     k, n = b.shape
     if b.element_size() != 2 or b.stride(1) != 1:
         return None
-    if SMALL_GEMV[0] <= n <= SMALL_GEMV[1] and k <= SMALL_GEMV[2]:
+    if SMALL_GEMV[0] <= n <= SMALL_GEMV[1] and k <= SMALL_GEMV[2] or k < ALONG_N_MIN_K:
         return None
     if b.stride(0) % (16 // b.element_size()) == 0 and n >= ALONG_N_TILES:
         cfg = MMConfig(16, 128, 64, 4, 4, copy_unaligned=False)

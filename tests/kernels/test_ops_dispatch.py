@@ -76,7 +76,12 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
 
 def test_one_row_times_a_wide_16bit_matrix_takes_the_kernel_its_rows_suit(
         device: torch.device) -> None:
-    from flagbot.kernels.ops.mm import ALONG_N_NARROW, ALONG_N_TILES, row_times_wide_matrix
+    from flagbot.kernels.ops.mm import (
+        ALONG_N_MIN_K,
+        ALONG_N_NARROW,
+        ALONG_N_TILES,
+        row_times_wide_matrix,
+    )
 
     f16 = torch.float16
 
@@ -97,6 +102,8 @@ def test_one_row_times_a_wide_16bit_matrix_takes_the_kernel_its_rows_suit(
     assert row_times_wide_matrix(b_of(1741, 12099)) is None
     assert row_times_wide_matrix(b_of(4096, 2047)) is None  # SMALL_GEMV's box keeps its rule
     assert row_times_wide_matrix(b_of(8192, ALONG_N_TILES - 8)) is None
+    assert row_times_wide_matrix(b_of(ALONG_N_MIN_K - 1, 4408)) is None  # K outside the runs'
+    assert row_times_wide_matrix(b_of(ALONG_N_MIN_K - 1, 4095)) is None
     # not for fp32, nor a matrix stored column by column
     assert row_times_wide_matrix(b_of(8192, 4408).float()) is None
     assert row_times_wide_matrix(b_of(4408, 8192).t()) is None
@@ -108,7 +115,7 @@ def test_one_row_times_a_wide_16bit_matrix_takes_the_kernel_its_rows_suit(
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
-@pytest.mark.parametrize(("n", "k", "stride"), [(1032, 4133, 1032), (2049, 300, 2049),
+@pytest.mark.parametrize(("n", "k", "stride"), [(1032, 4133, 1032), (2049, 1030, 2049),
                                                 (1040, 4101, 1047)])
 def test_one_row_times_a_wide_matrix_on_either_kernel(n: int, k: int, stride: int,
                                                       dtype: torch.dtype,
