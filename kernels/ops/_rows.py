@@ -27,7 +27,12 @@ from flagbot.kernels.ops._rows_split import (
     split_chunks,
     write_span,
 )
-from flagbot.kernels.ops._rows_window import softmax_window_rows, takes_window
+from flagbot.kernels.ops._rows_window import (
+    softmax_short_window_rows,
+    softmax_window_rows,
+    takes_short_window,
+    takes_window,
+)
 
 # A whole row lives in registers up to this many elements; longer rows take the looped path.
 MAX_ROW_BLOCK = 16384
@@ -289,7 +294,10 @@ def _launch_rows(view: torch.Tensor, out: torch.Tensor, log: bool, max_row_block
     m, n = view.shape
     block = row_block(n)
     kernel: Any
-    if block <= max_row_block:
+    if block <= max_row_block and config is None and takes_short_window(view, out):
+        # 16-bit rows of 33-512 elements whose starts are off 16 bytes: 8 rows as one stretch
+        softmax_short_window_rows(view, out, log)
+    elif block <= max_row_block:
         cfg = config or softmax_rows_config(m, block)
         kernel = _softmax_rows_kernel
         kernel[(cdiv(m, cfg.rows),)](view, out, m, n, view.stride(0), LOG=log, BLOCK_N=block,

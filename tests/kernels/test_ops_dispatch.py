@@ -674,6 +674,34 @@ def test_long_16bit_rows_of_odd_length_read_through_aligned_windows(
     assert_close("softmax", got[finite], want[finite], n)
 
 
+@pytest.fixture
+def short_window_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
+    from flagbot.kernels.ops import _rows_window
+
+    spy = LaunchSpy(_rows_window._softmax_short_window_kernel)
+    monkeypatch.setattr(_rows_window, "_softmax_short_window_kernel", spy)
+    return spy
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
+@pytest.mark.parametrize(("m", "n"), [(8, 33), (21, 63), (19, 141), (9, 512)])
+def test_short_16bit_rows_of_odd_length_read_eight_rows_as_one_stretch(
+        m: int, n: int, fn: object, dtype: torch.dtype, short_window_launches: LaunchSpy,
+        device: torch.device) -> None:
+    # one whole program (8 rows), whole programs then a partial one (21, 19, 9 rows); 512 is
+    # aligned itself: rows of 512 keep the plain kernel
+    x = (seeded_randn(m, n, device=device) * 4).to(dtype)
+    x[m - 1, : n // 3] = -float("inf")  # a masked prefix, in the partial program where any
+    ref = torch.softmax if fn is softmax else torch.log_softmax
+    want = ref(x.double(), -1)
+    got = fn(x, -1)  # type: ignore[operator]
+    assert len(short_window_launches.launches) == (0 if n % 8 == 0 else 1)
+    finite = torch.isfinite(want)
+    assert torch.equal(torch.isfinite(got), finite)
+    assert_close("softmax", got[finite], want[finite], n)
+
+
 def test_long_rows_take_windows_only_where_their_starts_are_unaligned(
         window_launches: LaunchSpy, device: torch.device) -> None:
     m = _rows_split.SPLIT_MAX_ROWS
@@ -683,6 +711,16 @@ def test_long_rows_take_windows_only_where_their_starts_are_unaligned(
         assert_close("softmax", softmax(x, -1, max_row_block=16),
                      torch.softmax(x.double(), -1), x.shape[1])
     assert window_launches.launches == []
+
+
+def test_short_rows_take_the_flat_kernel_only_for_16bit_unaligned_rows(
+        short_window_launches: LaunchSpy, device: torch.device) -> None:
+    for x in (seeded_randn(16, 63, device=device),  # fp32
+              seeded_randn(16, 64, dtype=torch.float16, device=device)[:, :63],  # a slice
+              seeded_randn(7, 63, dtype=torch.float16, device=device),  # under one program
+              seeded_randn(16, 31, dtype=torch.float16, device=device)):  # shorter rows
+        assert_close("softmax", softmax(x, -1), torch.softmax(x.double(), -1), x.shape[1])
+    assert short_window_launches.launches == []
 
 
 @pytest.fixture

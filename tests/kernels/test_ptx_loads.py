@@ -68,13 +68,20 @@ def _softmax_window() -> dict[str, Any]:
             "constexprs": {"LOG": False, "BLOCK_N": 8192, "VEC": 8}}
 
 
+def _softmax_short_window() -> dict[str, Any]:
+    # 91437x63 bf16 log_softmax: 8 rows a program, one 512-element flat stretch
+    return {"kernel": "flagbot.kernels.ops._rows_window:_softmax_short_window_kernel",
+            "pointer": "*bf16", "warps": 2, "stages": 3,
+            "constexprs": {"LOG": True, "ROWS": 8, "SEG": 64, "FLAT": 512}}
+
+
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, str]:
     specs = {"mm_stated": _mm(alignment(1080)), "mm_bare": _mm(1),
              "gemv_unsplit": _gemv(False), "gemv_split": _gemv(True),
              "sum_stated": _sum_cols(alignment(1064, 127 * 1064)), "sum_bare": _sum_cols(1),
              "long_stated": _softmax_long(alignment(50264)), "long_bare": _softmax_long(1),
-             "window": _softmax_window()}
+             "window": _softmax_window(), "short_window": _softmax_short_window()}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(HERE / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -136,3 +143,12 @@ def test_odd_16bit_rows_read_through_windows_load_and_store_vectors(ptx: dict[st
     # written in 16-byte vectors, in both passes
     window = ptx["window"]
     assert window.count("ld.global.v4.b32") >= 4 and window.count("st.global.v4.b32") >= 2
+
+
+def test_short_odd_16bit_rows_read_as_a_flat_stretch_load_and_store_vectors(
+        ptx: dict[str, str]) -> None:
+    # rows of 63 bf16, 8 a program: the whole programs read and write 16-byte vectors (the
+    # last, partial one 2-byte elements), and regroup rows through shared memory
+    short = ptx["short_window"]
+    assert "ld.global.v4.b32" in short and "st.global.v4.b32" in short
+    assert "ld.shared" in short
