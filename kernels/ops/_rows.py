@@ -23,6 +23,7 @@ from flagbot.kernels.ops._host import cdiv, fewer_rows, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
 from flagbot.kernels.ops._rows_split import (
     SPLIT_BLOCK,
+    softmax_of_rows,
     softmax_split_rows,
     split_chunks,
     write_span,
@@ -136,13 +137,7 @@ def _softmax_rows_kernel(x_ptr, out_ptr, m, n, stride_row, LOG: tl.constexpr,
     x = tl.load(x_ptr + rows[:, None] * stride_row + cols[None, :], mask=mask,
                 other=-float("inf")).to(tl.float32)
     # Rows past m are all -inf: their NaNs are never stored.
-    shifted = x - tl.max(x, axis=1)[:, None]
-    e = tl.where(mask, tl.exp(shifted), 0.0)
-    s = tl.sum(e, axis=1)[:, None]
-    if LOG:
-        y = shifted - tl.log(s)
-    else:
-        y = e / s
+    y = softmax_of_rows(x, mask, LOG)
     tl.store(out_ptr + rows[:, None] * n + cols[None, :], y.to(out_ptr.dtype.element_ty),
              mask=mask)
 

@@ -27,6 +27,8 @@ import torch
 import triton
 import triton.language as tl
 
+from flagbot.kernels.ops._rows_split import softmax_of_rows
+
 VECTOR_BYTES = 16
 
 
@@ -142,14 +144,7 @@ def _flat_rows(x_ptr, out_ptr, start, span, n, LOG: tl.constexpr, ROWS: tl.const
     in_row = (c < n) & (r * n < span)
     rows = tl.gather(x, tl.where(in_row, r * n + c, 0), 0).reshape(ROWS, SEG)
     mask = in_row.reshape(ROWS, SEG)
-    rows = tl.where(mask, rows, -float("inf"))
-    shifted = rows - tl.max(rows, axis=1)[:, None]
-    e = tl.where(mask, tl.exp(shifted), 0.0)
-    s = tl.sum(e, axis=1)[:, None]
-    if LOG:
-        y = shifted - tl.log(s)
-    else:
-        y = e / s
+    y = softmax_of_rows(tl.where(mask, rows, -float("inf")), mask, LOG)
     # back to flat order: flat element f is row f // n, column f % n
     back = tl.where(flat_mask, (j // n) * SEG + j % n, 0)
     y_flat = tl.gather(y.reshape(ROWS * SEG), back, 0)

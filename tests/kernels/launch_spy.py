@@ -17,3 +17,10 @@ class LaunchSpy:
             self.launches.append((grid, args, kwargs))
             return self.kernel[grid](*args, **kwargs)
         return launch
+
+
+def spy_on(monkeypatch: Any, module: Any, name: str) -> LaunchSpy:
+    """Put a LaunchSpy in place of `module.name` for one test (`monkeypatch` undoes it)."""
+    spy = LaunchSpy(getattr(module, name))
+    monkeypatch.setattr(module, name, spy)
+    return spy

@@ -22,7 +22,7 @@ from flagbot.kernels.registry import OPS
 from flagbot.kernels.spec import numel
 
 from .closeness import DTYPES, assert_close, seeded_randn
-from .launch_spy import LaunchSpy
+from .launch_spy import LaunchSpy, spy_on
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -360,8 +360,7 @@ def test_short_dim_blocks_leave_enough_programs_to_hide_latency(
     assert _reduce.short_block(2048 * 240) == 256
     assert _reduce.short_block(1223 * 1884) == _reduce.SHORT_BLOCK  # many outputs: widest
     assert _reduce.short_block(1) == 128
-    spy = LaunchSpy(_reduce._sum_short_kernel)
-    monkeypatch.setattr(_reduce, "_sum_short_kernel", spy)
+    spy = spy_on(monkeypatch, _reduce, "_sum_short_kernel")
     x = seeded_randn(3, 5, 300, device=device)
     assert_close("sum", reduce_dim(x, [1], False, False, None), x.double().sum(1), 5)
     (grid, _, kwargs), = spy.launches
@@ -469,8 +468,7 @@ def test_sliced_inputs_are_reduced_in_place_over_earlier_dims(
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_a_small_column_reduction_is_one_launch(dtype: torch.dtype, device: torch.device,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    spy = LaunchSpy(_reduce._sum_cols_kernel)
-    monkeypatch.setattr(_reduce, "_sum_cols_kernel", spy)
+    spy = spy_on(monkeypatch, _reduce, "_sum_cols_kernel")
     # 2081x7 over dim 0 (one program of columns) and 257x2x13: small, one launch, the tile
     # deep enough for few steps; 3000x7 is over ONE_LAUNCH_ELEMENTS: split, then summed
     for shape, launches in (((2081, 7), 1), ((257, 2, 13), 1), ((3000, 7), 2)):
@@ -648,9 +646,7 @@ def test_long_rows_opening_with_a_masked_tile(fn: object, device: torch.device) 
 def window_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
     from flagbot.kernels.ops import _rows_window
 
-    spy = LaunchSpy(_rows_window._softmax_window_kernel)
-    monkeypatch.setattr(_rows_window, "_softmax_window_kernel", spy)
-    return spy
+    return spy_on(monkeypatch, _rows_window, "_softmax_window_kernel")
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -678,9 +674,7 @@ def test_long_16bit_rows_of_odd_length_read_through_aligned_windows(
 def short_window_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
     from flagbot.kernels.ops import _rows_window
 
-    spy = LaunchSpy(_rows_window._softmax_short_window_kernel)
-    monkeypatch.setattr(_rows_window, "_softmax_short_window_kernel", spy)
-    return spy
+    return spy_on(monkeypatch, _rows_window, "_softmax_short_window_kernel")
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -727,9 +721,7 @@ def test_short_rows_take_the_flat_kernel_only_for_16bit_unaligned_rows(
 def strided_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
     from flagbot.kernels.ops import _pointwise
 
-    spy = LaunchSpy(_pointwise._strided_kernel)
-    monkeypatch.setattr(_pointwise, "_strided_kernel", spy)
-    return spy
+    return spy_on(monkeypatch, _pointwise, "_strided_kernel")
 
 
 @pytest.mark.parametrize("shape, width", [((300, 8), 11), ((9, 37), 50), ((2048, 2), 3)])
