@@ -46,16 +46,18 @@ def takes_window(view: torch.Tensor, out: torch.Tensor) -> bool:
 def _tile_stats(src, start, lo, hi, run_max, run_sum, BLOCK_N: tl.constexpr,
                 MASKED: tl.constexpr):
     """Fold elements [start, start + BLOCK_N) of the window, those within [lo, hi), into the
-    per-lane running max and sum of exponentials."""
+    row's running max and sum of exponentials (one cross-lane reduction a tile, as the plain
+    long-row kernel: per-lane running values lost on 4096x50257 bf16 in a tile run)."""
     cols = start + tl.arange(0, BLOCK_N)
     if MASKED:
         x = tl.load(src + cols, mask=(cols >= lo) & (cols < hi),
                     other=-float("inf")).to(tl.float32)
     else:
         x = tl.load(src + cols).to(tl.float32)
-    new_max = tl.maximum(run_max, x)
+    new_max = tl.maximum(run_max, tl.max(x, axis=0))
+    # a row that opens with a tile of -inf (a masked prefix) keeps sum 0, not exp(nan)
     safe = tl.where(new_max == -float("inf"), 0.0, new_max)
-    run_sum = run_sum * tl.exp(run_max - safe) + tl.exp(x - safe)
+    run_sum = run_sum * tl.exp(run_max - safe) + tl.sum(tl.exp(x - safe), axis=0)
     return new_max, run_sum
 
 
@@ -89,17 +91,13 @@ def _softmax_window_kernel(x_ptr, out_ptr, n, LOG: tl.constexpr, BLOCK_N: tl.con
     dst = out_ptr + base
     inner_end = (hi // BLOCK_N) * BLOCK_N  # tiles 1 .. inner_end / BLOCK_N - 1 are whole
     has_tail = (inner_end > 0) & (inner_end < hi)
-    run_max = tl.full([BLOCK_N], -float("inf"), tl.float32)
-    run_sum = tl.zeros([BLOCK_N], tl.float32)
-    run_max, run_sum = _tile_stats(src, 0, lo, hi, run_max, run_sum, BLOCK_N, True)
+    run_max, run_sum = _tile_stats(src, 0, lo, hi, -float("inf"), 0.0, BLOCK_N, True)
     for start in range(BLOCK_N, inner_end, BLOCK_N):
         run_max, run_sum = _tile_stats(src, start, lo, hi, run_max, run_sum, BLOCK_N, False)
     if has_tail:
         run_max, run_sum = _tile_stats(src, inner_end, lo, hi, run_max, run_sum, BLOCK_N,
                                        True)
-    row_max = tl.max(run_max, axis=0)
-    safe_max = tl.where(row_max == -float("inf"), 0.0, row_max)
-    row_sum = tl.sum(run_sum * tl.exp(run_max - safe_max), axis=0)
+    row_max, row_sum = run_max, run_sum
     log_sum = tl.log(row_sum)
     # Output last tile first: the statistics pass read the row front to back, so its end is
     # what the L2 cache most likely still holds.
