@@ -679,12 +679,12 @@ def short_window_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize(("m", "n"), [(8, 33), (21, 63), (19, 141), (9, 512)])
+@pytest.mark.parametrize(("m", "n"), [(8, 33), (21, 63), (19, 141), (9, 509), (9, 512)])
 def test_short_16bit_rows_of_odd_length_read_eight_rows_as_one_stretch(
         m: int, n: int, fn: object, dtype: torch.dtype, short_window_launches: LaunchSpy,
         device: torch.device) -> None:
-    # one whole program (8 rows), whole programs then a partial one (21, 19, 9 rows); 512 is
-    # aligned itself: rows of 512 keep the plain kernel
+    # one whole program (8 rows), whole programs then a partial one (21, 19, 9 rows), the
+    # longest odd rows taken (509); 512 is aligned itself: rows of 512 keep the plain kernel
     x = (seeded_randn(m, n, device=device) * 4).to(dtype)
     x[m - 1, : n // 3] = -float("inf")  # a masked prefix, in the partial program where any
     ref = torch.softmax if fn is softmax else torch.log_softmax
