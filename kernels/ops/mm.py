@@ -35,6 +35,7 @@ SPLIT_MIN_K = 1024  # m > 64, 16-bit: only a K this long splits (1288x257x637 bf
 # copied (512x16384x53 fp32 transposed: 0.98x with the copy, 0.63x without).
 SHORT_K, SMALL_OPERANDS = 64, 1 << 19
 COPY_READS = 4  # an unaligned fp32 row-major operand read fewer times than this stays in place
+IN_PLACE_STAGED = 48  # 2-byte elements a thread may stage a K step (48: 255 registers, no spill)
 
 
 @dataclass(frozen=True)
@@ -390,6 +391,39 @@ def worth_copying(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool
             not in_place(b, cdiv(m, cfg.block_m)))
 
 
+def copies_unaligned(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> bool:
+    """Whether mm() copies operands whose rows are off 16 bytes (those `worth_copying` names)
+    for `cfg`: never for a K within one tile and small operands (SHORT_K, SMALL_OPERANDS)."""
+    return cfg.copy_unaligned and (a.shape[1] > SHORT_K
+                                   or a.numel() + b.numel() > SMALL_OPERANDS)
+
+
+def _odd_rows(t: torch.Tensor) -> bool:
+    """A 16-bit operand whose rows (or columns, where it is stored by columns) are an odd
+    number of elements apart: its tile loads are 2-byte scalars, staged through registers
+    (no asynchronous copy is that narrow; 4-byte steps are copied asynchronously)."""
+    step = t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
+    return t.element_size() == 2 and step % 2 == 1
+
+
+def in_place_warps(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> MMConfig:
+    """`cfg` with enough warps that the 2-byte elements its threads stage per K step for
+    operands read in place with odd row steps stay within IN_PLACE_STAGED. More spill:
+    compiled for sm_90, 64x128x64 tiles on 4 warps with B's rows 129 apart take 255 registers
+    and spill 1,172 bytes a thread (511x129x64 fp16 ran 16.8 us on an H100 where torch took
+    6.1); on 8 warps, or with B's rows 128 apart, nothing spills."""
+    if cfg.pad_k and a.shape[1] % cfg.block_k:
+        return cfg  # both operands copied with padded rows
+    copy_a, copy_b = (worth_copying(a, b, cfg) if copies_unaligned(a, b, cfg)
+                      else (False, False))
+    staged = ((cfg.block_m * cfg.block_k if _odd_rows(a) and not copy_a else 0)
+              + (cfg.block_k * cfg.block_n if _odd_rows(b) and not copy_b else 0))
+    warps = cfg.warps
+    while warps < 8 and staged > IN_PLACE_STAGED * 32 * warps:
+        warps *= 2
+    return replace(cfg, warps=warps)
+
+
 def _pad_k(t: torch.Tensor, k_dim: int, k_to: int) -> tuple[torch.Tensor, int]:
     """`t` copied in its own memory order with its K extent (dim `k_dim`) zero-padded to `k_to`
     and its contiguous dim padded to 16 elements; (the copy, its contiguous length). Both
@@ -453,7 +487,7 @@ def picked_config(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
         k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
         wide_row = row_times_wide_matrix(b) if m == 1 else None
         return wide_row or gemv_config(max(m, n), k, a.dtype, k_contiguous)
-    return mm_config(m, n, k, a.dtype, a_columns=_by_columns(a))
+    return in_place_warps(mm_config(m, n, k, a.dtype, a_columns=_by_columns(a)), a, b)
 
 
 def mm(a: torch.Tensor, b: torch.Tensor, *,
@@ -492,7 +526,7 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         b, b_len = _pad_k(b, 0, k)
         m_load = a_len if a.stride(0) == 1 else m
         n_load = b_len if b.stride(1) == 1 else n
-    elif cfg.copy_unaligned and (k > SHORT_K or a.numel() + b.numel() > SMALL_OPERANDS):
+    elif copies_unaligned(a, b, cfg):
         copy_a, copy_b = worth_copying(a, b, cfg)
         if copy_a:
             a, a_len = _aligned(a)

@@ -153,6 +153,37 @@ def test_mm_full_k_tiles_then_masked_tail(m: int, n: int, k: int, dtype: torch.d
         assert_close("mm", mm(a, b, config=config), a.double() @ b.double(), k)
 
 
+def test_operands_read_in_place_with_odd_rows_get_warps_enough_not_to_spill(
+        device: torch.device) -> None:
+    from flagbot.kernels.ops.mm import in_place_warps, mm_config
+
+    f16 = torch.float16
+
+    def picked(m: int, n: int, k: int, dtype: torch.dtype = f16) -> MMConfig:
+        cfg = picked_config(torch.empty(m, k, dtype=dtype), torch.empty(k, n, dtype=dtype))
+        assert isinstance(cfg, MMConfig)
+        return cfg
+
+    # K within one tile, small operands: B read in place, its rows 129 apart: 64x128x64 tiles
+    # stage 64 elements a thread on 4 warps, 32 on 8
+    assert picked(511, 129, 64).warps == 8
+    assert picked(511, 128, 64).warps == 4  # rows 128 apart: asynchronous copies
+    assert picked(511, 130, 64).warps == 4  # 130: 4-byte steps, copied asynchronously too
+    assert picked(269, 129, 700).warps == 4  # copied to aligned rows first
+    # up to 64 rows: A (K 543) and B (N 2047) both in place
+    assert picked(55, 2047, 543).warps == 8
+    assert picked(20, 2047, 543).warps == 4  # 32-row tiles: 48 elements a thread
+    assert picked(55, 2047, 543, torch.float32).warps == 4  # fp32: 4-byte copies
+    cfg = mm_config(55, 2047, 543, f16)
+    assert in_place_warps(cfg, torch.empty(55, 543, dtype=f16).t().contiguous().t(),
+                          torch.empty(543, 2047, dtype=f16)).warps == 8  # A by columns, 55 apart
+    # the picked configurations compute what the kernel computes with them, 8 warps or 4
+    for m, n, k in ((70, 33, 40), (40, 33, 45), (40, 32, 45)):
+        a = seeded_randn(m, k, dtype=f16, device=device)
+        b = seeded_randn(k, n, dtype=f16, seed=1, device=device)
+        assert_close("mm", mm(a, b), a.double() @ b.double(), k)
+
+
 def test_mm_tile_rules_split_small_grids_and_drop_the_k_tail_where_measured() -> None:
     from flagbot.kernels.ops.mm import _no_tail, mm_config
 
