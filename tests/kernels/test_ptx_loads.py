@@ -37,12 +37,13 @@ def _mm(bound_alignment: int) -> dict[str, Any]:
                 "NO_TAIL": False}}
 
 
-def _gemv(split: bool) -> dict[str, Any]:
-    # 1x8191x4384 fp16: the matrix's rows run along N (stride 1), K rows 8191 apart
+def _gemv(split: bool, outputs: int = 8191) -> dict[str, Any]:
+    # 1x`outputs`x4384 fp16: the matrix's rows run along N (stride 1), K rows `outputs` apart
     return {"kernel": "flagbot.kernels.ops.mm:_gemv_kernel", "pointer": "*fp16",
             "warps": 4, "stages": 3, "constexprs": {
                 "stride_r": 1, "stride_v": 1, "stride_o": 1, "BLOCK_R": 32, "BLOCK_K": 256,
-                "ALIGN_R": 16, "ALIGN_K": alignment(8191), "SPLIT": split}}
+                "ALIGN_R": alignment(1), "ALIGN_K": alignment(outputs),
+                "ALIGN_RL": alignment(outputs), "SPLIT": split}}
 
 
 def _sum_cols(align: int) -> dict[str, Any]:
@@ -98,7 +99,7 @@ def ptx() -> dict[str, str]:
              "sum_stated": _sum_cols(alignment(1064, 127 * 1064)), "sum_bare": _sum_cols(1),
              "long_stated": _softmax_long(alignment(50264)), "long_bare": _softmax_long(1),
              "window": _softmax_window(), "short_window": _softmax_short_window(),
-             "mm_odd_b_picked": _mm_odd_b(8)}
+             "mm_odd_b_picked": _mm_odd_b(8), "gemv_4408": _gemv(False, 4408)}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(HERE / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -200,3 +201,14 @@ def test_the_picked_tile_for_odd_rows_read_in_place_does_not_spill(
     assert cfg.warps == 8
     info = _ptxas_info(ptx["mm_odd_b_picked"], tmp_path)
     assert re.search(r"\b0 bytes spill stores", info), info
+
+
+def test_gemv_rows_along_n_load_vectors_once_the_outputs_bound_is_stated(
+        ptx: dict[str, str]) -> None:
+    # 4408 outputs (a multiple of 8, not of 16, so Triton marks nothing): with the bound's
+    # alignment stated, the matrix comes in 16-byte loads (the vector's masked K tail stays
+    # 2-byte elements); 8191 outputs stay 2-byte elements throughout
+    assert alignment(4408) == 8
+    loads = Counter(re.findall(r"ld\.global\.[\w.]+", ptx["gemv_4408"]))
+    assert loads["ld.global.v4.b32"] >= 8 and loads["ld.global.b16"] <= 2, loads
+    assert Counter(re.findall(r"ld\.global\.[\w.]+", ptx["gemv_unsplit"]))["ld.global.b16"] > 64
