@@ -90,9 +90,15 @@ def _sum_rows_kernel(x_ptr, out_ptr, m, r, stride_row, chunk, scale, BLOCK_R: tl
 
 @triton.jit
 def _sum_cols_kernel(x_ptr, out_ptr, r, inner, chunk, tiles_i, outer_total, scale, s_outer,
-                     s_r, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ALIGN: tl.constexpr):
+                     s_r, BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ALIGN: tl.constexpr,
+                     ALIGN_I: tl.constexpr):
     s_outer = (s_outer // ALIGN) * ALIGN  # exact: tells the compiler it divides
     s_r = (s_r // ALIGN) * ALIGN  # exact: tells the compiler it divides
+    # The columns' bound (and the partial sums' row length, a multiple of it) too: unseen, the
+    # mask splits every load into 2-byte elements (compiled for sm_90, 16x32 bf16 tiles over
+    # 5782 columns: 2-byte loads; stated, 4-byte ones, the most two elements a thread allow).
+    inner = (inner // ALIGN_I) * ALIGN_I
+    outer_total = (outer_total // ALIGN_I) * ALIGN_I
     # inner > 1: BLOCK_I neighbouring columns of one outer slice, rows [lo, hi) of R; every
     # load is a contiguous row segment, rows `s_r` apart and slices `s_outer` apart (a sliced
     # input is read in place).
@@ -279,7 +285,8 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
         kernel[(outer * tiles_i, n_split)](src, dst, r, inner, chunk, tiles_i, total,
                                            scale if n_split == 1 else 1.0, s_outer, s_r,
                                            BLOCK_R=block_r, BLOCK_I=block_i,
-                                           ALIGN=alignment(s_r, s_outer), num_warps=warps)
+                                           ALIGN=alignment(s_r, s_outer),
+                                           ALIGN_I=alignment(inner), num_warps=warps)
     if n_split > 1:
         _reduce_3d(dst, 1, n_split, total, out, scale, None)
 

@@ -53,7 +53,16 @@ def _sum_cols(align: int) -> dict[str, Any]:
     # multiple of 16 itself.
     return {"kernel": "flagbot.kernels.ops._reduce:_sum_cols_kernel", "pointer": "*bf16",
             "warps": 8, "stages": 3, "divisible": ["inner", "outer_total"], "constexprs": {
-                "BLOCK_R": 2, "BLOCK_I": 256, "ALIGN": align}}
+                "BLOCK_R": 2, "BLOCK_I": 256, "ALIGN": align, "ALIGN_I": alignment(1024)}}
+
+
+def _sum_cols_2d(align_i: int) -> dict[str, Any]:
+    # mean over dim 0 of a contiguous 9328x5782 bf16 matrix: the rules' 16x32 tile on 8 warps;
+    # 5782 columns (a multiple of 2, not of 16: Triton marks nothing)
+    return {"kernel": "flagbot.kernels.ops._reduce:_sum_cols_kernel", "pointer": "*bf16",
+            "warps": 8, "stages": 3, "constexprs": {
+                "BLOCK_R": 16, "BLOCK_I": 32, "ALIGN": alignment(5782, 9328 * 5782),
+                "ALIGN_I": align_i}}
 
 
 def _softmax_long(align: int) -> dict[str, Any]:
@@ -99,7 +108,8 @@ def ptx() -> dict[str, str]:
              "sum_stated": _sum_cols(alignment(1064, 127 * 1064)), "sum_bare": _sum_cols(1),
              "long_stated": _softmax_long(alignment(50264)), "long_bare": _softmax_long(1),
              "window": _softmax_window(), "short_window": _softmax_short_window(),
-             "mm_odd_b_picked": _mm_odd_b(8), "gemv_4408": _gemv(False, 4408)}
+             "mm_odd_b_picked": _mm_odd_b(8), "gemv_4408": _gemv(False, 4408),
+             "cols_stated": _sum_cols_2d(alignment(5782)), "cols_bare": _sum_cols_2d(1)}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(HERE / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -212,3 +222,10 @@ def test_gemv_rows_along_n_load_vectors_once_the_outputs_bound_is_stated(
     loads = Counter(re.findall(r"ld\.global\.[\w.]+", ptx["gemv_4408"]))
     assert loads["ld.global.v4.b32"] >= 8 and loads["ld.global.b16"] <= 2, loads
     assert Counter(re.findall(r"ld\.global\.[\w.]+", ptx["gemv_unsplit"]))["ld.global.b16"] > 64
+
+
+def test_column_sums_load_pairs_once_the_columns_bound_is_stated(ptx: dict[str, str]) -> None:
+    # two neighbouring elements a thread: one 4-byte load with the bound's alignment (2)
+    # stated, two 2-byte ones without
+    assert "ld.global.b32" in ptx["cols_stated"] and "ld.global.b16" not in ptx["cols_stated"]
+    assert "ld.global.b16" in ptx["cols_bare"]
