@@ -166,7 +166,11 @@ def _softmax_long_kernel(x_ptr, out_ptr, n, stride_row, LOG: tl.constexpr,
 
 @triton.jit
 def _softmax_cols_kernel(x_ptr, out_ptr, r, inner, tiles_i, LOG: tl.constexpr,
-                         BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_TILE: tl.constexpr):
+                         BLOCK_R: tl.constexpr, BLOCK_I: tl.constexpr, ONE_TILE: tl.constexpr,
+                         ALIGN_I: tl.constexpr):
+    # exact: tells the compiler the columns' bound and row step divide (unseen, the column
+    # mask splits every load into single elements)
+    inner = (inner // ALIGN_I) * ALIGN_I
     pid = tl.program_id(0)
     outer = (pid // tiles_i).to(tl.int64)
     cols = (pid % tiles_i) * BLOCK_I + tl.arange(0, BLOCK_I)
@@ -280,6 +284,7 @@ def softmax_any_dim(name: str, x: torch.Tensor, dim: int, dtype: torch.dtype | N
         kernel: Any = _softmax_cols_kernel
         kernel[(outer * tiles_i,)](src, out, r, inner, tiles_i, LOG=log, BLOCK_R=block_r,
                                    BLOCK_I=block_i, ONE_TILE=r <= block_r,
+                                   ALIGN_I=alignment(inner),
                                    num_warps=row_warps(block_r * block_i))
     return out.permute(inverse(order))
 

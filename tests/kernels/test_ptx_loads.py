@@ -101,6 +101,15 @@ def _mm_odd_b(warps: int) -> dict[str, Any]:
                 "NO_TAIL": False}}
 
 
+def _softmax_cols(align_i: int) -> dict[str, Any]:
+    # softmax over dim 0 of a 512x1000 bf16 matrix: 64 columns a program walking 64 rows a
+    # step; 1000 columns (a multiple of 8, not of 16)
+    return {"kernel": "flagbot.kernels.ops._rows:_softmax_cols_kernel", "pointer": "*bf16",
+            "warps": 16, "stages": 3, "constexprs": {
+                "LOG": False, "BLOCK_R": 64, "BLOCK_I": 64, "ONE_TILE": False,
+                "ALIGN_I": align_i}}
+
+
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, str]:
     specs = {"mm_stated": _mm(alignment(1080)), "mm_bare": _mm(1),
@@ -109,7 +118,8 @@ def ptx() -> dict[str, str]:
              "long_stated": _softmax_long(alignment(50264)), "long_bare": _softmax_long(1),
              "window": _softmax_window(), "short_window": _softmax_short_window(),
              "mm_odd_b_picked": _mm_odd_b(8), "gemv_4408": _gemv(False, 4408),
-             "cols_stated": _sum_cols_2d(alignment(5782)), "cols_bare": _sum_cols_2d(1)}
+             "cols_stated": _sum_cols_2d(alignment(5782)), "cols_bare": _sum_cols_2d(1),
+             "softmax_cols": _softmax_cols(alignment(1000))}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(HERE / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -229,3 +239,10 @@ def test_column_sums_load_pairs_once_the_columns_bound_is_stated(ptx: dict[str, 
     # stated, two 2-byte ones without
     assert "ld.global.b32" in ptx["cols_stated"] and "ld.global.b16" not in ptx["cols_stated"]
     assert "ld.global.b16" in ptx["cols_bare"]
+
+
+def test_softmax_down_columns_loads_and_stores_vectors_once_the_bound_is_stated(
+        ptx: dict[str, str]) -> None:
+    text = ptx["softmax_cols"]
+    assert "ld.global.v4.b32" in text and "st.global.v4.b32" in text
+    assert "ld.global.b16" not in text and "st.global.b16" not in text
