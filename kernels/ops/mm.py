@@ -155,7 +155,8 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr, ALIGN_AM: tl.constexpr,
                ALIGN_AK: tl.constexpr, ALIGN_BK: tl.constexpr, ALIGN_BN: tl.constexpr,
-               ALIGN_ML: tl.constexpr, ALIGN_NL: tl.constexpr, NO_TAIL: tl.constexpr):
+               ALIGN_ML: tl.constexpr, ALIGN_NL: tl.constexpr, ALIGN_C: tl.constexpr,
+               NO_TAIL: tl.constexpr):
     # Exact rewrites that show the compiler what divides the row strides (Triton itself only
     # marks multiples of 16): a bf16 stride of 1000 is 16-byte aligned, and unseen that
     # alignment turns every tile load into 2-byte scalar loads.
@@ -168,6 +169,12 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
     # (bound divisible by 16) ran at 0.90x (H100, 2026-11-26).
     m_load = (m_load // ALIGN_ML) * ALIGN_ML
     n_load = (n_load // ALIGN_NL) * ALIGN_NL
+    # And the output's: N (its store mask) and the output's row and split steps. Unseen,
+    # a 64x128 fp16 tile over 4408 columns stored 2-byte elements (64 stores a thread, 158
+    # registers); stated, 16-byte vectors (8 stores, 126 registers), compiled for sm_90.
+    N = (N // ALIGN_C) * ALIGN_C
+    stride_cm = (stride_cm // ALIGN_C) * ALIGN_C
+    stride_cs = (stride_cs // ALIGN_C) * ALIGN_C
     pid = tl.program_id(0)
     split = tl.program_id(1)
     grid_m = tl.cdiv(M, BLOCK_M)
@@ -555,6 +562,7 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
                  ALIGN_AM=alignment(a.stride(0)), ALIGN_AK=alignment(a.stride(1)),
                  ALIGN_BK=alignment(b.stride(0)), ALIGN_BN=alignment(b.stride(1)),
                  ALIGN_ML=alignment(m_load), ALIGN_NL=alignment(n_load),
+                 ALIGN_C=alignment(n, dst.stride(-2), stride_s),
                  NO_TAIL=_no_tail(a, b, k, cfg.block_k),
                  num_warps=cfg.warps,
                  num_stages=cfg.stages)

@@ -34,7 +34,7 @@ def _mm(bound_alignment: int) -> dict[str, Any]:
                 "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "DOT_PRECISION": "tf32",
                 "ALIGN_AM": alignment(1176), "ALIGN_AK": 1, "ALIGN_BK": alignment(1080),
                 "ALIGN_BN": 1, "ALIGN_ML": alignment(512), "ALIGN_NL": bound_alignment,
-                "NO_TAIL": False}}
+                "ALIGN_C": bound_alignment, "NO_TAIL": False}}
 
 
 def _gemv(split: bool, outputs: int = 8191) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def _mm_odd_b(warps: int) -> dict[str, Any]:
                 "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "DOT_PRECISION": "tf32",
                 "ALIGN_AM": alignment(64), "ALIGN_AK": 1, "ALIGN_BK": alignment(129),
                 "ALIGN_BN": 1, "ALIGN_ML": alignment(511), "ALIGN_NL": alignment(129),
-                "NO_TAIL": False}}
+                "ALIGN_C": alignment(129), "NO_TAIL": False}}
 
 
 def _softmax_cols(align_i: int) -> dict[str, Any]:
@@ -246,3 +246,10 @@ def test_softmax_down_columns_loads_and_stores_vectors_once_the_bound_is_stated(
     text = ptx["softmax_cols"]
     assert "ld.global.v4.b32" in text and "st.global.v4.b32" in text
     assert "ld.global.b16" not in text and "st.global.b16" not in text
+
+
+def test_mm_stores_vectors_once_the_outputs_bound_is_stated(ptx: dict[str, str]) -> None:
+    # 512x1080x1176 bf16: 1080 output columns, a multiple of 8 (not of 16); stated, the
+    # tile's output goes out in 16-byte stores, unseen in 2-byte ones
+    assert "st.global.v4.b32" in ptx["mm_stated"] and "st.global.b16" not in ptx["mm_stated"]
+    assert "st.global.b16" in ptx["mm_bare"]
