@@ -1,6 +1,6 @@
 """What the compiler makes of the generic kernels' loads, checked without a GPU: the kernels are
 compiled ahead of time for an sm_90 target (Triton's own compiler and the ptxas its wheel
-ships, in a process of its own: tests/kernels/aot_ptx.py) and the PTX is read. The interpreter
+ships, in a process of its own: benchmarks/aot_ptx.py) and the PTX is read. The interpreter
 cannot show this, and it decides speed: mm with a load bound of 1080 ran at 0.13x torch on an
 H100 while its loads were 2-byte scalars.
 """
@@ -23,6 +23,7 @@ from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.ops.mm import picked_config
 
 HERE = Path(__file__).resolve().parent
+BENCHMARKS = HERE.parent.parent / "benchmarks"
 
 
 def _mm(bound_alignment: int) -> dict[str, Any]:
@@ -121,7 +122,7 @@ def ptx() -> dict[str, str]:
              "cols_stated": _sum_cols_2d(alignment(5782)), "cols_bare": _sum_cols_2d(1),
              "softmax_cols": _softmax_cols(alignment(1000))}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, str(HERE / "aot_ptx.py")], input=json.dumps(
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout)

@@ -5,14 +5,25 @@ builtins in its process, so the real compiler cannot run there. Standard input: 
 "divisible": ["arg", ...]} (every other argument an int32, those ending in `_ptr` pointers;
 `divisible` names the ints Triton's launcher would mark as multiples of 16, as it does for
 such values); standard output: a JSON list of PTX texts, or {"skip": reason} where this Triton
-cannot compile ahead of time (no such API, no ptxas)."""
+cannot compile ahead of time (no such API, no ptxas). `ptxas_report` reads registers and spills
+from the ptxas Triton's wheel ships (benchmarks/ptx_audit.py, tests/kernels/test_ptx_loads.py).
+"""
 
 from __future__ import annotations
 
 import importlib
 import json
+import os
+import re
+import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
+
+# Fused multiply-adds as Triton has always compiled them (the GPUs' Triton 3.6 does so; 3.9
+# asks for the choice to be made and warns on every compilation otherwise)
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 
 def compile_one(spec: dict[str, Any]) -> str:
@@ -32,6 +43,31 @@ def compile_one(spec: dict[str, Any]) -> str:
     kernel = triton.compile(source, target=GPUTarget("cuda", 90, 32),
                             options={"num_warps": spec["warps"], "num_stages": spec["stages"]})
     return str(kernel.asm["ptx"])
+
+
+def ptxas_report(ptx: str) -> dict[str, int] | None:
+    """{"registers", "spill_stores"} of `ptx` for sm_90a, from the first ptxas in Triton's wheel
+    that reads it (the plain one may be older than the PTX Triton writes); None where none does."""
+    import triton
+
+    bin_dir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "kernel.ptx"
+        source.write_text(ptx, encoding="utf-8")
+        for name in ("ptxas-blackwell", "ptxas"):
+            tool = bin_dir / name
+            if not tool.exists():
+                continue
+            done = subprocess.run([str(tool), "-arch=sm_90a", "-v", str(source), "-o",
+                                   str(Path(tmp) / "kernel.cubin")], capture_output=True,
+                                  text=True, timeout=300)
+            info = done.stdout + done.stderr
+            registers = re.search(r"Used (\d+) registers", info)
+            spills = re.search(r"(\d+) bytes spill stores", info)
+            if done.returncode == 0 and registers and spills:
+                return {"registers": int(registers.group(1)),
+                        "spill_stores": int(spills.group(1))}
+    return None
 
 
 def main() -> int:

@@ -1,0 +1,72 @@
+"""benchmarks/ptx_audit.py: the launches it records are the ones mm() makes, specialised as a
+launch would be, and its report comes from real ahead-of-time compilation (in a process of its
+own, without the interpreter)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+
+from flagbot.kernels.ops import mm as mm_module
+from flagbot.kernels.spec import Case
+
+from .benchmarks_support import BENCHMARKS, load_benchmark
+
+
+@pytest.fixture(scope="module")
+def audit() -> ModuleType:
+    return load_benchmark("ptx_audit")
+
+
+def test_capture_records_launches_without_computing_and_specialises_them(
+        audit: ModuleType) -> None:
+    kernel = mm_module._mm_kernel
+    specs = audit.capture([(Case((511, 129, 64)), torch.float16, "contiguous", "odd N"),
+                           (Case((511, 129, 64)), torch.float16, "contiguous", "again"),
+                           (Case((300, 256, 500)), torch.float32, "slice", "fp32 slice")])
+    assert mm_module._mm_kernel is kernel  # the real kernel is back
+    by_rows = {tuple(e["rows"]): e["spec"] for e in specs.values()}
+    odd = by_rows[("odd N", "again")]  # one launch, recorded once for both rows
+    assert odd["kernel"].endswith(":_mm_kernel") and odd["pointer"] == "*fp16"
+    # integers equal to 1 become constants, multiples of 16 are marked, others are neither
+    assert odd["constexprs"]["stride_bn"] == 1 and odd["constexprs"]["stride_ak"] == 1
+    assert {"K", "stride_am"} <= set(odd["divisible"]) and "N" not in odd["divisible"]
+    assert odd["constexprs"]["BLOCK_K"] == 64 and odd["warps"] in (4, 8)
+    sliced = by_rows[("fp32 slice",)]
+    # A's rows 500 + 64 apart, read in place (fp32, read twice): neither constant nor marked
+    assert sliced["pointer"] == "*fp32" and "stride_am" not in sliced["divisible"]
+    assert "stride_am" not in sliced["constexprs"] and "K" not in sliced["divisible"]
+
+
+def test_the_report_comes_from_compiling_each_launch(tmp_path: Path) -> None:
+    results = tmp_path / "rows.json"
+    results.write_text(json.dumps({"rows": [
+        {"op": "mm", "case": "511x129x64", "dtype": "float16", "layout": "contiguous",
+         "vs_torch": 0.36},
+        {"op": "mm", "case": "96x64x64", "dtype": "float16", "layout": "contiguous",
+         "vs_torch": 1.2},
+        {"op": "add", "case": "5x5", "dtype": "float16", "layout": "contiguous"}]}))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "ptx_audit.py"), "--results",
+                           str(results), "--workers", "1", "--json", str(tmp_path / "a.json")],
+                          capture_output=True, text=True, env=env, timeout=600)
+    if done.returncode != 0 and "compile" in done.stderr.lower() and "ptxas" in done.stderr:
+        pytest.skip("this Triton cannot compile ahead of time here")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "2 mm rows, 2 distinct launches" in done.stderr
+    report = json.loads((tmp_path / "a.json").read_text())
+    assert len(report) == 2 and all(r["registers"] != 0 for r in report)
+    odd = next(r for r in report if "511x129x64 float16 contiguous 0.36x" in r["rows"])
+    even = next(r for r in report if r is not odd)
+    # 129 output columns: 2-byte stores, named in the table; 64: 16-byte ones, left out of it
+    assert odd["narrow_stores"] > 0 and even["narrow_stores"] == 0
+    assert even["wide_accesses"] > 0
+    assert "511x129x64 float16 contiguous 0.36x" in done.stdout
+    assert "96x64x64" not in done.stdout
