@@ -22,6 +22,8 @@ import torch
 from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.ops.mm import picked_config
 
+from .benchmarks_support import load_benchmark
+
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = HERE.parent.parent / "benchmarks"
 
@@ -193,36 +195,17 @@ def test_short_odd_16bit_rows_read_as_a_flat_stretch_load_and_store_vectors(
     assert "ld.shared" in short
 
 
-def _ptxas_info(ptx_text: str, tmp_path: Path) -> str:
-    """ptxas's resource report (registers, spills) for `ptx_text`, from the ptxas Triton's
-    wheel ships; skipped where none here reads this PTX version."""
-    import triton
-
-    bin_dir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
-    source = tmp_path / "kernel.ptx"
-    source.write_text(ptx_text, encoding="utf-8")
-    for name in ("ptxas-blackwell", "ptxas"):
-        tool = bin_dir / name
-        if not tool.exists():
-            continue
-        done = subprocess.run([str(tool), "-arch=sm_90a", "-v", str(source), "-o",
-                               str(tmp_path / "kernel.cubin")], capture_output=True, text=True,
-                              timeout=300)
-        if done.returncode == 0:
-            return done.stdout + done.stderr
-    pytest.skip("no ptxas here reads this PTX")
-
-
 def test_the_picked_tile_for_odd_rows_read_in_place_does_not_spill(
-        ptx: dict[str, str], tmp_path: Path) -> None:
+        ptx: dict[str, str]) -> None:
     # the warps in_place_warps picks for 511x129x64 fp16 (8): on 4 warps the same tile takes
     # 255 registers and spills about 1 KB a thread
     cfg = picked_config(torch.empty(511, 64, dtype=torch.float16),
                         torch.empty(64, 129, dtype=torch.float16))
     assert cfg.warps == 8
-    info = _ptxas_info(ptx["mm_odd_b_picked"], tmp_path)
-    assert re.search(r"\b0 bytes spill stores", info), info
-
+    report = load_benchmark("aot_ptx").ptxas_report(ptx["mm_odd_b_picked"])
+    if report is None:
+        pytest.skip("no ptxas here reads this PTX")
+    assert report["spill_stores"] == 0, report
 
 def test_gemv_rows_along_n_load_vectors_once_the_outputs_bound_is_stated(
         ptx: dict[str, str]) -> None:
