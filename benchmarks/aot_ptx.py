@@ -2,7 +2,8 @@
 of its own: the test suite runs Triton's CPU interpreter, which replaces the language's
 builtins in its process, so the real compiler cannot run there. Standard input: a JSON list of
 {"kernel": "module:name", "pointer": "*bf16", "constexprs": {...}, "warps": 4, "stages": 3,
-"divisible": ["arg", ...]} (every other argument an int32, those ending in `_ptr` pointers;
+"divisible": ["arg", ...], "types": {"arg": "*fp32" or "fp32", ...}} (every other argument
+an int32, those ending in `_ptr` pointers of the spec's "pointer" type;
 `divisible` names the ints Triton's launcher would mark as multiples of 16, as it does for
 such values); standard output: a JSON list of PTX texts, or {"skip": reason} where this Triton
 cannot compile ahead of time (no such API, no ptxas). `ptxas_report` reads registers and spills
@@ -33,11 +34,14 @@ def compile_one(spec: dict[str, Any]) -> str:
 
     module, name = spec["kernel"].split(":")
     fn = getattr(importlib.import_module(module), name)
+    types = spec.get("types", {})
     signature = {arg: "constexpr" if arg in spec["constexprs"]
+                 else types[arg] if arg in types
                  else spec["pointer"] if arg.endswith("_ptr") else "i32"
                  for arg in fn.arg_names}
     divisible = set(spec.get("divisible", []))
-    marked = [i for i, arg in enumerate(signature) if arg.endswith("_ptr") or arg in divisible]
+    marked = [i for i, (arg, kind) in enumerate(signature.items())
+              if kind.startswith("*") or arg in divisible]
     source = ASTSource(fn=fn, signature=signature, constexprs=spec["constexprs"],
                        attrs={(i,): [["tt.divisibility", 16]] for i in marked})
     kernel = triton.compile(source, target=GPUTarget("cuda", 90, 32),

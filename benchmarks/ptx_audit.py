@@ -1,41 +1,51 @@
-"""Registers, spills and 2-byte accesses of the mm launches the rules make, compiled ahead of
-time for sm_90: what the compiler makes of each launch, without a GPU.
+"""Registers, spills and 2-byte accesses of the launches the rules make, compiled ahead of time
+for sm_90: what the compiler makes of each launch, without a GPU.
 
 Run (flagbot installed, no accelerator needed):
-    python benchmarks/ptx_audit.py [--results FILE] [--limit N] [--workers W] [--json OUT]
-For each mm row of a bench_kernels results file, mm() is called on empty CPU tensors of the
-row's shape, dtype and layout with its kernels replaced by recorders, so nothing is computed
-and the launch is the one the rules pick. Each distinct launch (constants, the integers a
+    python benchmarks/ptx_audit.py [--results FILE] [--ops mm,softmax,...] [--limit N]
+                                   [--workers W] [--json OUT]
+For each row of a bench_kernels results file (mm's by default), the generic op is called on
+empty CPU tensors of the row's case, dtype and layout with every kernel of the ops package
+replaced by a recorder, so nothing is computed and the launches are the ones the rules pick. Each distinct launch (constants, the integers a
 launch marks as multiples of 16, warps, stages) is compiled for sm_90 (`aot_ptx.compile_one`)
 and ptxas reports registers and spills. Prints the launches that spill or move 16-bit data in
 2-byte steps, worst row first: a mask against a bound the compiler cannot see divides by 8, or
-an operand read in place with odd row steps, costs there. The arguments' pointer type is the
-operands' (a split's fp32 partial sums are compiled as the operands' type too).
+an operand read in place with odd row steps, costs there. A launch whose inputs are the
+outputs of an earlier one (a split's partial sums) is compiled with those buffers' types.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import pkgutil
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import torch
+from triton.runtime.interpreter import InterpretedFunction
+from triton.runtime.jit import JITFunction
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aot_ptx  # noqa: E402 - the benchmark's own folder, found by path
 import bench_kernels  # noqa: E402
 from bench_mm_tiles import DTYPES, result_rows  # noqa: E402
+from bench_row_tiles import parse_case  # noqa: E402
 
-from flagbot.kernels.ops import mm as mm_module  # noqa: E402
+from flagbot.kernels import spec as spec_module  # noqa: E402
+from flagbot.kernels.registry import OPS  # noqa: E402
 from flagbot.kernels.spec import Case  # noqa: E402
 
 POINTERS = {torch.float16: "*fp16", torch.bfloat16: "*bf16", torch.float32: "*fp32"}
-KERNELS = ("_mm_kernel", "_gemv_kernel")
+AUDITED = ("add", "mul", "gelu", "silu", "softmax", "log_softmax", "sum", "mean", "mm",
+           "layer_norm", "rms_norm")  # the ops the sweeps time
 NARROW_LOADS = re.compile(r"ld\.global\.b16")
 NARROW_STORES = re.compile(r"st\.global\.b16")
 WIDE = re.compile(r"(?:ld|st)\.global\.v4\.b32|cp\.async\.cg\.shared\.global")
@@ -55,50 +65,82 @@ class _Recorder:
         return launch
 
 
-def launch_spec(name: str, args: dict[str, Any], kwargs: dict[str, Any],
-                dtype: torch.dtype) -> dict[str, Any]:
+def _ops_modules() -> list[ModuleType]:
+    import flagbot.kernels.ops as ops
+
+    return [importlib.import_module(f"{ops.__name__}.{info.name}")
+            for info in pkgutil.iter_modules(ops.__path__)]
+
+
+def _empty(shape: tuple[int, ...], dtype: torch.dtype, device: Any, gen: Any) -> torch.Tensor:
+    return torch.empty(shape, dtype=dtype, device=device)
+
+
+@contextmanager
+def recording(launches: list[tuple[str, Any, dict[str, Any]]]) -> Iterator[None]:
+    """Every kernel in the ops package's modules replaced by a recorder (under each name that
+    binds it), and the inputs' random values by empty tensors; all put back after."""
+    modules = _ops_modules() + [spec_module]
+    saved: list[tuple[ModuleType, str, Any]] = []
+    for module in modules:
+        for name, value in list(vars(module).items()):
+            # (on the CPU interpreter, which the tests run, kernels are InterpretedFunctions)
+            if isinstance(value, JITFunction | InterpretedFunction):
+                key = f"{value.fn.__module__}:{value.fn.__name__}"
+                saved.append((module, name, value))
+                setattr(module, name, _Recorder(key, value, launches))
+            elif name == "randn" and callable(value):
+                saved.append((module, name, value))
+                setattr(module, name, _empty)
+    try:
+        yield
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
+def launch_spec(name: str, args: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The aot_ptx spec of one recorded launch, specialised as a launch would be: integers
-    equal to 1 become constants, multiples of 16 are marked."""
+    equal to 1 become constants, multiples of 16 (0 too, as the launcher marks it) are
+    marked; tensors are pointers of their dtype, floats fp32."""
     constexprs = {k: v for k, v in kwargs.items() if k not in ("num_warps", "num_stages")}
-    divisible = []
+    divisible, types = [], {}
     for arg, value in args.items():
-        if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, torch.Tensor):
+            types[arg] = POINTERS[value.dtype]
+        elif isinstance(value, float):
+            types[arg] = "fp32"
+        elif isinstance(value, bool) or not isinstance(value, int):
             continue
-        if value == 1:
+        elif value == 1:
             constexprs[arg] = 1
-        elif value % 16 == 0:  # 0 too, as the launcher marks it
+        elif value % 16 == 0:
             divisible.append(arg)
-    return {"kernel": f"flagbot.kernels.ops.mm:{name}", "pointer": POINTERS[dtype],
+    pointer = next(iter(types.values()), "*fp32")
+    return {"kernel": name, "pointer": pointer, "types": types,
             "warps": kwargs.get("num_warps", 4), "stages": kwargs.get("num_stages", 3),
             "divisible": sorted(divisible), "constexprs": constexprs}
 
 
-def capture(rows: Iterable[tuple[Case, torch.dtype, str, str]]) -> dict[str, dict[str, Any]]:
-    """{spec key: {"spec", "rows"}} of the launches mm() makes for (case, dtype, layout, label)
-    rows, label naming the row in the report."""
+def capture(rows: Iterable[tuple[str, Case, torch.dtype, str, str]]
+            ) -> dict[str, dict[str, Any]]:
+    """{spec key: {"spec", "rows"}} of the launches the generic ops make for (op, case, dtype,
+    layout, label) rows, label naming the row in the report."""
     launches: list[tuple[str, Any, dict[str, Any]]] = []
-    saved = {name: getattr(mm_module, name) for name in KERNELS}
-    saved_sum = mm_module.sum_partials
     out: dict[str, dict[str, Any]] = {}
-    try:
-        for name in KERNELS:
-            setattr(mm_module, name, _Recorder(name, saved[name], launches))
-        mm_module.sum_partials = lambda *args, **kwargs: None  # type: ignore[assignment]
-        for case, dtype, layout, label in rows:
-            m, n, k = case.shape
-            a = bench_kernels._layout(torch.empty((m, k), dtype=dtype), layout)
-            b = bench_kernels._layout(torch.empty((k, n), dtype=dtype), layout)
+    with recording(launches):
+        for op, case, dtype, layout, label in rows:
+            spec = OPS[op]
+            args, kwargs = spec.make_inputs(case, dtype, torch.device("cpu"), None)
+            args = tuple(bench_kernels._layout(a, layout) for a in args)
             launches.clear()
-            mm_module.mm(a, b)
-            for name, args, kwargs in launches:
-                spec = launch_spec(name, args, kwargs, dtype)
-                entry = out.setdefault(json.dumps(spec, sort_keys=True),
-                                       {"spec": spec, "rows": []})
+            assert spec.generic is not None
+            spec.generic(*args, **kwargs)
+            for name, named, launch_kwargs in launches:
+                found = launch_spec(name, named, launch_kwargs)
+                entry = out.setdefault(json.dumps(found, sort_keys=True),
+                                       {"spec": found, "rows": []})
                 entry["rows"].append(label)
-    finally:
-        for name, kernel in saved.items():
-            setattr(mm_module, name, kernel)
-        mm_module.sum_partials = saved_sum
     return out
 
 
@@ -121,13 +163,10 @@ def suspect(found: dict[str, Any]) -> bool:
 
 def describe(spec: dict[str, Any]) -> str:
     c = spec["constexprs"]
-    kernel = spec["kernel"].split(":")[1]
-    if kernel == "_gemv_kernel":
-        tile = f"gemv {c['BLOCK_R']}x{c['BLOCK_K']}"
-    else:
-        tile = f"mm {c['BLOCK_M']}x{c['BLOCK_N']}x{c['BLOCK_K']}"
-    aligns = " ".join(f"{k[6:]}={v}" for k, v in sorted(c.items()) if k.startswith("ALIGN_"))
-    return f"{tile}/w{spec['warps']}s{spec['stages']} {spec['pointer'][1:]} {aligns}"
+    blocks = "x".join(str(v) for k, v in c.items() if k.startswith("BLOCK") or k == "ROWS")
+    aligns = " ".join(f"{k[6:]}={v}" for k, v in sorted(c.items()) if k.startswith("ALIGN"))
+    return (f"{spec['kernel'].split(':')[1]} {blocks}/w{spec['warps']}s{spec['stages']} "
+            f"{spec['pointer'][1:]} {aligns}").rstrip()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,16 +174,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--results", type=Path,
                    default=Path(__file__).parent / "results"
                    / "kernels-h100-2026-11-27-rules4.json.gz")
-    p.add_argument("--limit", type=int, help="the first N mm rows only")
+    p.add_argument("--ops", default="mm", help=f"comma-separated, of {','.join(AUDITED)}")
+    p.add_argument("--limit", type=int, help="the first N rows only")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
-    rows = [r for r in result_rows(args.results) if r["op"] == "mm"][: args.limit]
-    specs = capture((Case(tuple(int(x) for x in r["case"].split("x"))), DTYPES[r["dtype"]],
-                     r["layout"], f"{r['case']} {r['dtype']} {r['layout']} "
+    ops = args.ops.split(",")
+    unknown = sorted(set(ops) - set(AUDITED))
+    if unknown:
+        p.error(f"--ops: {', '.join(unknown)} not among {', '.join(AUDITED)}")
+    rows = [r for r in result_rows(args.results) if r["op"] in ops][: args.limit]
+    specs = capture((r["op"], parse_case(r["case"]), DTYPES[r["dtype"]], r["layout"],
+                     f"{r['op']} {r['case']} {r['dtype']} {r['layout']} "
                      f"{r.get('vs_torch', float('nan')):.2f}x") for r in rows)
-    print(f"{len(rows)} mm rows, {len(specs)} distinct launches; compiling for sm_90",
-          file=sys.stderr, flush=True)
+    print(f"{len(rows)} rows of {','.join(ops)}, {len(specs)} distinct launches; compiling "
+          "for sm_90", file=sys.stderr, flush=True)
     entries = list(specs.values())
     with ProcessPoolExecutor(args.workers) as pool:
         found = list(pool.map(examine, [e["spec"] for e in entries]))

@@ -28,21 +28,32 @@ def audit() -> ModuleType:
 def test_capture_records_launches_without_computing_and_specialises_them(
         audit: ModuleType) -> None:
     kernel = mm_module._mm_kernel
-    specs = audit.capture([(Case((511, 129, 64)), torch.float16, "contiguous", "odd N"),
-                           (Case((511, 129, 64)), torch.float16, "contiguous", "again"),
-                           (Case((300, 256, 500)), torch.float32, "slice", "fp32 slice")])
+    specs = audit.capture([("mm", Case((511, 129, 64)), torch.float16, "contiguous", "odd N"),
+                           ("mm", Case((511, 129, 64)), torch.float16, "contiguous", "again"),
+                           ("mm", Case((300, 256, 500)), torch.float32, "slice", "fp32 slice"),
+                           ("softmax", Case((300, 1000)), torch.bfloat16, "contiguous", "sm"),
+                           ("sum", Case((9328, 5782), {"dim": 0}), torch.bfloat16, "contiguous",
+                            "cols")])
     assert mm_module._mm_kernel is kernel  # the real kernel is back
-    by_rows = {tuple(e["rows"]): e["spec"] for e in specs.values()}
-    odd = by_rows[("odd N", "again")]  # one launch, recorded once for both rows
-    assert odd["kernel"].endswith(":_mm_kernel") and odd["pointer"] == "*fp16"
+    by_rows = {(tuple(e["rows"]), e["spec"]["kernel"].split(":")[1]): e["spec"]
+               for e in specs.values()}
+    odd = by_rows[(("odd N", "again"), "_mm_kernel")]  # one launch, recorded for both rows
+    assert odd["kernel"] == "flagbot.kernels.ops.mm:_mm_kernel" and odd["pointer"] == "*fp16"
     # integers equal to 1 become constants, multiples of 16 are marked, others are neither
     assert odd["constexprs"]["stride_bn"] == 1 and odd["constexprs"]["stride_ak"] == 1
     assert {"K", "stride_am"} <= set(odd["divisible"]) and "N" not in odd["divisible"]
     assert odd["constexprs"]["BLOCK_K"] == 64 and odd["warps"] in (4, 8)
-    sliced = by_rows[("fp32 slice",)]
+    sliced = by_rows[(("fp32 slice",), "_mm_kernel")]
     # A's rows 500 + 64 apart, read in place (fp32, read twice): neither constant nor marked
-    assert sliced["pointer"] == "*fp32" and "stride_am" not in sliced["divisible"]
+    assert sliced["types"]["a_ptr"] == "*fp32" and "stride_am" not in sliced["divisible"]
     assert "stride_am" not in sliced["constexprs"] and "K" not in sliced["divisible"]
+    softmax = [spec for (rows, _), spec in by_rows.items() if rows == ("sm",)]
+    assert len(softmax) == 1 and softmax[0]["kernel"].startswith("flagbot.kernels.ops._rows:")
+    assert softmax[0]["types"]["x_ptr"] == "*bf16"
+    cols = [spec for (rows, _), spec in by_rows.items() if rows == ("cols",)]
+    # split over R: the partial sums' launch too, reading fp32 buffers, scale an fp32
+    assert any(spec["types"].get("x_ptr") == "*fp32" for spec in cols)
+    assert all(spec["types"].get("scale") == "fp32" for spec in cols)
 
 
 def test_the_report_comes_from_compiling_each_launch(tmp_path: Path) -> None:
@@ -60,13 +71,13 @@ def test_the_report_comes_from_compiling_each_launch(tmp_path: Path) -> None:
     if done.returncode != 0 and "compile" in done.stderr.lower() and "ptxas" in done.stderr:
         pytest.skip("this Triton cannot compile ahead of time here")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "2 mm rows, 2 distinct launches" in done.stderr
+    assert "2 rows of mm, 2 distinct launches" in done.stderr
     report = json.loads((tmp_path / "a.json").read_text())
     assert len(report) == 2 and all(r["registers"] != 0 for r in report)
-    odd = next(r for r in report if "511x129x64 float16 contiguous 0.36x" in r["rows"])
+    odd = next(r for r in report if "mm 511x129x64 float16 contiguous 0.36x" in r["rows"])
     even = next(r for r in report if r is not odd)
     # 129 output columns: 2-byte stores, named in the table; 64: 16-byte ones, left out of it
     assert odd["narrow_stores"] > 0 and even["narrow_stores"] == 0
     assert even["wide_accesses"] > 0
-    assert "511x129x64 float16 contiguous 0.36x" in done.stdout
+    assert "mm 511x129x64 float16 contiguous 0.36x" in done.stdout
     assert "96x64x64" not in done.stdout
