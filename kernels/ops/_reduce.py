@@ -15,6 +15,7 @@ import triton.language as tl
 from flagbot.kernels.ops._host import cdiv, fewer_rows, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation
 from flagbot.kernels.ops._rows import alignment
+from flagbot.kernels.ops._rows_window import sum_window_rows, takes_sum_window
 from flagbot.kernels.spec import Case, Inputs, OpSpec, numel, randn
 
 # Enough programs to fill any current GPU several times over; fewer, and R is split across
@@ -255,10 +256,16 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
         n_split = cdiv(r, chunk)
         dst = out if n_split == 1 else torch.empty((n_split, outer), dtype=torch.float32,
                                                    device=src.device)
-        kernel = _sum_rows_kernel
-        kernel[(grid_rows, n_split)](src, dst, outer, r, s_outer, chunk,
-                                     scale if n_split == 1 else 1.0, BLOCK_R=block_r,
-                                     ROWS=rows, ALIGN=alignment(r, s_outer), num_warps=warps)
+        if rows == 1 and config is None and takes_sum_window(src, r, s_outer):
+            # long 16-bit rows whose starts are off 16 bytes: read through aligned windows
+            sum_window_rows(src, dst, outer, r, s_outer, chunk, scale if n_split == 1 else 1.0,
+                            block_r, n_split, warps)
+        else:
+            kernel = _sum_rows_kernel
+            kernel[(grid_rows, n_split)](src, dst, outer, r, s_outer, chunk,
+                                         scale if n_split == 1 else 1.0, BLOCK_R=block_r,
+                                         ROWS=rows, ALIGN=alignment(r, s_outer),
+                                         num_warps=warps)
         total = outer
     elif r <= SHORT_R and outer > 1 and splits is None and config is None:
         total = outer * inner

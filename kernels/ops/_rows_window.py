@@ -179,6 +179,47 @@ def softmax_short_window_rows(view: torch.Tensor, out: torch.Tensor, log: bool) 
                                           FLAT=flat, num_warps=max(2, min(8, flat // 512)))
 
 
+def takes_sum_window(src: torch.Tensor, r: int, s_outer: int) -> bool:
+    """Long 16-bit rows summed one a program whose starts are not all 16-byte aligned (a row
+    length or step that is not a multiple of 8), in a tensor that starts on 16 bytes."""
+    return (src.element_size() == 2 and (r % 8 != 0 or s_outer % 8 != 0)
+            and src.data_ptr() % VECTOR_BYTES == 0)
+
+
+@triton.jit
+def _sum_window_kernel(x_ptr, out_ptr, m, r, stride_row, chunk, scale, BLOCK_R: tl.constexpr,
+                       VEC: tl.constexpr):
+    # Row `row`, elements [split * chunk, ...) of it, read through a window from the 16-byte
+    # boundary at or before them: a sum does not care where a tile starts.
+    row = tl.program_id(0).to(tl.int64)
+    split = tl.program_id(1)
+    first = split * chunk
+    start = row * stride_row + first
+    base = (start // VEC) * VEC
+    lo = (start - base).to(tl.int32)
+    hi = lo + tl.minimum(first + chunk, r) - first
+    src = x_ptr + base
+    inner_end = (hi // BLOCK_R) * BLOCK_R
+    cols = tl.arange(0, BLOCK_R)
+    acc = tl.load(src + cols, mask=(cols >= lo) & (cols < hi), other=0.0).to(tl.float32)
+    for tile in range(BLOCK_R, inner_end, BLOCK_R):
+        acc += tl.load(src + tile + cols).to(tl.float32)
+    if (inner_end > 0) & (inner_end < hi):
+        tail = inner_end + cols
+        acc += tl.load(src + tail, mask=tail < hi, other=0.0).to(tl.float32)
+    total = tl.sum(acc, axis=0) * scale
+    tl.store(out_ptr + split.to(tl.int64) * m + row, total.to(out_ptr.dtype.element_ty))
+
+
+def sum_window_rows(src: torch.Tensor, dst: torch.Tensor, outer: int, r: int, s_outer: int,
+                    chunk: int, scale: float, block_r: int, splits: int, warps: int) -> None:
+    """dst[split * outer + row] = scale * the sum of row `row`'s elements [split * chunk,
+    (split + 1) * chunk), one row a program, for rows `takes_sum_window` accepts."""
+    kernel: Any = _sum_window_kernel
+    kernel[(outer, splits)](src, dst, outer, r, s_outer, chunk, scale, BLOCK_R=block_r,
+                            VEC=VECTOR_BYTES // src.element_size(), num_warps=warps)
+
+
 def softmax_window_rows(view: torch.Tensor, out: torch.Tensor, log: bool, block: int,
                         warps: int) -> None:
     """softmax (or log_softmax) of each row of `view` into `out`, one program a row, for rows

@@ -748,6 +748,43 @@ def test_short_rows_take_the_flat_kernel_only_for_16bit_unaligned_rows(
     assert short_window_launches.launches == []
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize(("shape", "width", "splits"), [((3, 13001), 13001, None),
+                                                        ((2, 4999), 5003, None),
+                                                        ((3, 30001), 30001, 2)])
+def test_long_16bit_rows_off_16_bytes_are_summed_through_aligned_windows(
+        shape: tuple[int, int], width: int, splits: int | None, dtype: torch.dtype,
+        monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
+    from flagbot.kernels.ops import _rows_window
+
+    # rows of 13001 (odd: every row starts elsewhere; whole 4096-element tiles between the
+    # masked first and last), a slice of rows 5003 apart, and rows of 30001 split in parts of
+    # 16384 (each part's start off 16 bytes too); one program a row
+    spy = spy_on(monkeypatch, _rows_window, "_sum_window_kernel")
+    x = seeded_randn(shape[0], width, dtype=dtype, device=device)[:, : shape[1]]
+    for mean in (False, True):
+        want = (torch.mean if mean else torch.sum)(x.double(), 1)
+        got = reduce_dim(x, [1], False, mean, None, splits=splits)
+        assert_close("mean" if mean else "sum", got, want, shape[1])
+    assert len(spy.launches) == 2
+    if splits:
+        (grid, _, _), _ = spy.launches
+        assert grid[1] > 1
+
+
+def test_row_sums_take_windows_only_for_16bit_rows_off_16_bytes(
+        monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
+    from flagbot.kernels.ops import _rows_window
+
+    spy = spy_on(monkeypatch, _rows_window, "_sum_window_kernel")
+    for x in (seeded_randn(3, 5001, device=device),  # fp32
+              seeded_randn(3, 5000, dtype=torch.float16, device=device),  # rows of 8s
+              seeded_randn(300, 33, dtype=torch.float16, device=device)):  # many short rows
+        assert_close("sum", reduce_dim(x, [1], False, False, None), x.double().sum(1),
+                     x.shape[1])
+    assert spy.launches == []
+
+
 @pytest.fixture
 def strided_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
     from flagbot.kernels.ops import _pointwise

@@ -113,6 +113,13 @@ def _softmax_cols(align_i: int) -> dict[str, Any]:
                 "ALIGN_I": align_i}}
 
 
+def _sum_window() -> dict[str, Any]:
+    # sum over the last dim of 8x6426023 bf16: one row a program, 4096-element tiles, 8 warps
+    return {"kernel": "flagbot.kernels.ops._rows_window:_sum_window_kernel", "pointer": "*bf16",
+            "types": {"scale": "fp32"}, "warps": 8, "stages": 3,
+            "constexprs": {"BLOCK_R": 4096, "VEC": 8}}
+
+
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, str]:
     specs = {"mm_stated": _mm(alignment(1080)), "mm_bare": _mm(1),
@@ -122,7 +129,7 @@ def ptx() -> dict[str, str]:
              "window": _softmax_window(), "short_window": _softmax_short_window(),
              "mm_odd_b_picked": _mm_odd_b(8), "gemv_4408": _gemv(False, 4408),
              "cols_stated": _sum_cols_2d(alignment(5782)), "cols_bare": _sum_cols_2d(1),
-             "softmax_cols": _softmax_cols(alignment(1000))}
+             "softmax_cols": _softmax_cols(alignment(1000)), "sum_window": _sum_window()}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(BENCHMARKS / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -237,3 +244,8 @@ def test_mm_stores_vectors_once_the_outputs_bound_is_stated(ptx: dict[str, str])
     # tile's output goes out in 16-byte stores, unseen in 2-byte ones
     assert "st.global.v4.b32" in ptx["mm_stated"] and "st.global.b16" not in ptx["mm_stated"]
     assert "st.global.b16" in ptx["mm_bare"]
+
+
+def test_odd_16bit_rows_summed_through_windows_load_vectors(ptx: dict[str, str]) -> None:
+    # the whole tiles between the masked first and last: 16-byte loads
+    assert "ld.global.v4.b32" in ptx["sum_window"]
