@@ -116,7 +116,7 @@ def launch_spec(name: str, args: dict[str, Any], kwargs: dict[str, Any]) -> dict
             constexprs[arg] = 1
         elif value % 16 == 0:
             divisible.append(arg)
-    pointer = next(iter(types.values()), "*fp32")
+    pointer = next((t for t in types.values() if t.startswith("*")), "*fp32")
     return {"kernel": name, "pointer": pointer, "types": types,
             "warps": kwargs.get("num_warps", 4), "stages": kwargs.get("num_stages", 3),
             "divisible": sorted(divisible), "constexprs": constexprs}
@@ -145,10 +145,14 @@ def capture(rows: Iterable[tuple[str, Case, torch.dtype, str, str]]
 
 
 def examine(spec: dict[str, Any]) -> dict[str, Any]:
-    """Registers, spills, and global accesses by width of one compiled launch (counted in the
-    code, not as run: a K tail compiled in but never reached counts too)."""
-    ptx = aot_ptx.compile_one(spec)
-    report = aot_ptx.ptxas_report(ptx) or {"registers": -1, "spill_stores": -1}
+    """Registers, spills (None where no ptxas here reads the PTX), and global accesses by
+    width of one compiled launch (counted in the code, not as run: a K tail compiled in but
+    never reached counts too); {"error": ...} where it does not compile."""
+    try:
+        ptx = aot_ptx.compile_one(spec)
+    except Exception as exc:  # noqa: BLE001 - reported per launch, the others still examined
+        return {"error": f"{type(exc).__name__}: {exc}"[:500]}
+    report = aot_ptx.ptxas_report(ptx) or {"registers": None, "spill_stores": None}
     return {**report, "narrow_loads": len(NARROW_LOADS.findall(ptx)),
             "narrow_stores": len(NARROW_STORES.findall(ptx)),
             "wide_accesses": len(WIDE.findall(ptx))}
@@ -157,7 +161,7 @@ def examine(spec: dict[str, Any]) -> dict[str, Any]:
 def suspect(found: dict[str, Any]) -> bool:
     """Worth a look: spills, 2-byte stores (the output is always written), or 2-byte loads
     with no 16-byte access at all (a 2-byte load alone may be a K tail that never runs)."""
-    return bool(found["spill_stores"] > 0 or found["narrow_stores"]
+    return bool((found["spill_stores"] or 0) > 0 or found["narrow_stores"]
                 or (found["narrow_loads"] and not found["wide_accesses"]))
 
 
@@ -183,10 +187,18 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(ops) - set(AUDITED))
     if unknown:
         p.error(f"--ops: {', '.join(unknown)} not among {', '.join(AUDITED)}")
+    if not args.results.is_file():
+        p.error(f"--results: no such file {args.results}")
     rows = [r for r in result_rows(args.results) if r["op"] in ops][: args.limit]
-    specs = capture((r["op"], parse_case(r["case"]), DTYPES[r["dtype"]], r["layout"],
-                     f"{r['op']} {r['case']} {r['dtype']} {r['layout']} "
-                     f"{r.get('vs_torch', float('nan')):.2f}x") for r in rows)
+    if not rows:
+        p.error(f"no rows of {args.ops} in {args.results}")
+    # each row's label, and its ratio to torch (the report lists the slowest rows first)
+    labels = [f"{r['op']} {r['case']} {r['dtype']} {r['layout']} "
+              f"{r.get('vs_torch', float('nan')):.2f}x" for r in rows]
+    ratio = {label: r.get("vs_torch", float("inf")) for label, r in zip(labels, rows,
+                                                                         strict=True)}
+    specs = capture((r["op"], parse_case(r["case"]), DTYPES[r["dtype"]], r["layout"], label)
+                    for r, label in zip(rows, labels, strict=True))
     print(f"{len(rows)} rows of {','.join(ops)}, {len(specs)} distinct launches; compiling "
           "for sm_90", file=sys.stderr, flush=True)
     entries = list(specs.values())
@@ -195,17 +207,33 @@ def main(argv: list[str] | None = None) -> int:
     report = [{**e, **f} for e, f in zip(entries, found, strict=True)]
     if args.json:
         args.json.write_text(json.dumps(report), encoding="utf-8")
+    failed = [r for r in report if "error" in r]
+    report = [r for r in report if "error" not in r]
     bad = [r for r in report if suspect(r)]
-    worst = sorted(bad, key=lambda r: min(float(x.split()[-1][:-1]) for x in r["rows"]))
+    worst = sorted(bad, key=lambda r: min(ratio[label] for label in r["rows"]))
     print("| launch | registers | spill bytes | 2-byte loads / stores | 16-byte | rows (x torch) |")
     print("| --- | --- | --- | --- | --- | --- |")
     for r in worst:
         shown = ", ".join(r["rows"][:3]) + (f" (+{len(r['rows']) - 3})" if len(r["rows"]) > 3
                                             else "")
-        print(f"| {describe(r['spec'])} | {r['registers']} | {r['spill_stores']} | "
+        unread = r["registers"] is None
+        print(f"| {describe(r['spec'])} | {'?' if unread else r['registers']} | "
+              f"{'?' if unread else r['spill_stores']} | "
               f"{r['narrow_loads']} / {r['narrow_stores']} | {r['wide_accesses']} | {shown} |")
-    spilling = sum(r["spill_stores"] > 0 for r in report)
+    spilling = sum((r["spill_stores"] or 0) > 0 for r in report)
     print(f"{len(report)} launches: {spilling} spill; {len(bad)} in the table", file=sys.stderr)
+    if any(r["registers"] is None for r in report):
+        print("ptx_audit: no ptxas in Triton's wheel here reads the PTX it writes: registers "
+              "and spills are not reported (a Triton whose wheel ships a matching ptxas does)",
+              file=sys.stderr)
+    for r in failed:
+        print(f"ptx_audit: {describe(r['spec'])} did not compile ({r['error']}); rows: "
+              f"{', '.join(r['rows'][:3])}", file=sys.stderr)
+    if failed:
+        print(f"ptx_audit: {len(failed)} launches did not compile (above): a kernel and the "
+              "launch the rules make for it disagree, or this Triton cannot compile for sm_90",
+              file=sys.stderr)
+        return 1
     return 0
 
 

@@ -81,3 +81,30 @@ def test_the_report_comes_from_compiling_each_launch(tmp_path: Path) -> None:
     assert even["wide_accesses"] > 0
     assert "mm 511x129x64 float16 contiguous 0.36x" in done.stdout
     assert "96x64x64" not in done.stdout
+
+
+def test_a_launch_that_does_not_compile_is_named_and_fails_the_run(
+        audit: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    results = tmp_path / "rows.json"
+    results.write_text(json.dumps({"rows": [
+        {"op": "mm", "case": "5x5x5", "dtype": "float16", "layout": "contiguous",
+         "vs_torch": 1.0}]}))
+    bogus = {"spec": {"kernel": "flagbot.kernels.ops.mm:_no_such_kernel", "pointer": "*fp16",
+                      "warps": 4, "stages": 3, "constexprs": {}, "divisible": []},
+             "rows": ["mm 5x5x5 float16 contiguous 1.00x"]}
+    monkeypatch.setattr(audit, "capture", lambda rows: (list(rows), {"bogus": bogus})[1])
+    assert audit.main(["--results", str(results), "--workers", "1"]) == 1
+    err = capsys.readouterr().err
+    named = [line for line in err.splitlines() if "_no_such_kernel" in line]
+    assert len(named) == 1 and "did not compile" in named[0] and "mm 5x5x5" in named[0]
+    assert "1 launches did not compile" in err
+
+
+def test_bad_arguments_are_refused_with_what_to_fix(audit: ModuleType, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, said in ((["--results", str(tmp_path / "none.json")], "no such file"),
+                       (["--ops", "mm,conv"], "conv not among")):
+        with pytest.raises(SystemExit) as exit_info:
+            audit.main(argv)
+        assert exit_info.value.code == 2 and said in capsys.readouterr().err
