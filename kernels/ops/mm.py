@@ -30,6 +30,8 @@ WIDE_GRID = 1000  # ... as for this many 128x128 tiles (~4 waves) whatever K
 FEW_TILES = 64  # grids of fewer tiles than this split K further
 SPLIT_MIN_K = 1024  # m > 64, 16-bit: only a K this long splits (1288x257x637 bf16: split 4
 #                     0.78x torch, unsplit 1.01x)
+NARROW_MIN_SPLIT_K = 4096  # ... and under this, 64x64 tiles that fill the grid go unsplit
+WIDE_TILE_MIN_N = 1024  # 128x256 tiles at half a wave from this many columns (less wastes them)
 # K within one tile and small operands: no padded copies, which cost more than the product
 # there (2048x929x30 fp16: 0.11x torch with them, 1.04x without); large operands are still
 # copied (512x16384x53 fp32 transposed: 0.98x with the copy, 0.63x without).
@@ -133,6 +135,13 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # 16-bit shapes at torch's speed, 29 with 128-row tiles)
         return MMConfig(64, 128, bk, 4, 4)
     tiles_128 = cdiv(m, 128) * cdiv(n, 128)
+    if not a_columns and n >= WIDE_TILE_MIN_N and cdiv(m, 128) * cdiv(n, 256) >= ONE_WAVE // 2:
+        # half a wave of 128x256 tiles or more, rows read in place: their larger products per
+        # load beat more, smaller tiles whatever K (H200 tile run, 2026-11-27, device time x
+        # torch, 128x256 vs the earlier pick: 1231x2048x1496 bf16 0.78 vs 0.56 with 64x128,
+        # 3343x1024x16384 fp16 0.87 vs 0.61, 419x8192x608 bf16 0.84 vs 0.61 with 128x128,
+        # 941x8192x1024 bf16 0.88 vs 0.63; 1024^3 bf16, 32 such tiles, stays: 0.58 vs 0.83)
+        return MMConfig(128, 256, 64, 8, 3)
     if tiles_128 >= TWO_WAVES:
         if (k >= LONG_K or tiles_128 >= WIDE_GRID) and not a_columns:
             # 2048x8192x1449 bf16: 1024 tiles, 128x256 3.57x torch, 128x128 2.62x
@@ -146,6 +155,11 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
     tiles = cdiv(m, 64) * cdiv(n, 128)
     if tiles >= FEW_TILES or k < SPLIT_MIN_K:
         return cfg
+    if k < NARROW_MIN_SPLIT_K and cdiv(m, 64) * cdiv(n, 64) >= FEW_TILES:
+        # a K of a few tiles: half-width tiles fill the grid where a split's second launch and
+        # fp32 partial products cost more (129x2264x1240 fp16 on an H200: 64x64 unsplit 0.76x
+        # torch, 64x128 split 4 0.46x)
+        return MMConfig(64, 64, bk, 4, 4)
     return _split(cfg, m, n, k, TARGET_PROGRAMS, 16, 4 * bk)
 
 
@@ -230,6 +244,8 @@ GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
 # which aligned rows take the tile kernel, and the span of outputs unaligned rows take 16-output
 # GEMV programs in (the spans the tile runs measured)
 ALONG_N_TILES = 1024
+ALONG_N_WIDE = 16384  # from this many aligned outputs the tile kernel unsplit (1x32768x2048 bf16:
+#                       0.99x torch, GEMV 32x512 0.86x)
 ALONG_N_NARROW = (2049, 8192)
 ALONG_N_MIN_K = 1024  # the tile runs' products had K of 1741-16384
 
@@ -468,8 +484,10 @@ def row_times_wide_matrix(b: torch.Tensor) -> MMConfig | GemvConfig | None:
     """The kernel for one row of A times a 16-bit B stored row by row, outside the span of
     SMALL_GEMV, where a tile run measured one better than `gemv_config`'s pick; None elsewhere.
 
-    B's rows start on 16 bytes: the tile kernel, 16x128 tiles with K split towards two programs
-    per multiprocessor (its pipelined loads read the rows' long contiguous stretches; H200 tile
+    B's rows start on 16 bytes: from 16384 outputs, or K at least 2.5 times the outputs, the
+    tile kernel, 16x128 tiles with K split towards two programs per multiprocessor, else the
+    GEMV kernel at 32 outputs a program, 512 of K a step (below). Before the GEMV kernel stated
+    its outputs' bound, the tile kernel won every such shape (its pipelined loads read the rows' long contiguous stretches; H200 tile
     run, 2026-11-27, x torch launch-inclusive, GEMV pick -> tiles: 1x4408x8192 bf16 0.43 ->
     0.96, 1x9640x4097 fp16 0.69 -> 1.14, 1x7224x3617 bf16 0.67 -> 0.97, 1x1024x16384 bf16 0.88
     -> 0.96; 11 of 11 such shapes gained, the worst 1x5520x1936 bf16 0.71 -> 0.77). Unaligned
@@ -482,6 +500,12 @@ def row_times_wide_matrix(b: torch.Tensor) -> MMConfig | GemvConfig | None:
     if SMALL_GEMV[0] <= n <= SMALL_GEMV[1] and k <= SMALL_GEMV[2] or k < ALONG_N_MIN_K:
         return None
     if b.stride(0) % (16 // b.element_size()) == 0 and n >= ALONG_N_TILES:
+        if 2 * k < 5 * n and n < ALONG_N_WIDE:
+            # with its outputs' bound stated, the GEMV kernel loads 16-byte vectors too; from K
+            # about 2.5 times the outputs the tile kernel's split still wins (H200, head tree,
+            # device time x torch, 32x512 GEMV vs 16x128 tiles: 1x14336x4096 bf16 0.96 vs
+            # 0.89, 1x5600x8192 fp16 0.98 vs 0.92; 1x2048x16384 bf16 0.62 vs 0.96)
+            return GemvConfig(32, 512, 4, 3)
         cfg = MMConfig(16, 128, 64, 4, 4, copy_unaligned=False)
         if cdiv(n, cfg.block_n) >= ONE_WAVE:  # 1x32768x2048 bf16: 1.01 unsplit, 0.92 split 3
             return cfg

@@ -80,6 +80,7 @@ def test_one_row_times_a_wide_16bit_matrix_takes_the_kernel_its_rows_suit(
         ALONG_N_MIN_K,
         ALONG_N_NARROW,
         ALONG_N_TILES,
+        ALONG_N_WIDE,
         row_times_wide_matrix,
     )
 
@@ -89,13 +90,19 @@ def test_one_row_times_a_wide_16bit_matrix_takes_the_kernel_its_rows_suit(
         base = torch.empty((k, stride or n), dtype=f16, device=device)
         return base[:, :n]
 
-    # rows on 16-byte starts: 16x128 tiles, K split towards two programs a multiprocessor
-    tiled = row_times_wide_matrix(b_of(8192, 4408))
+    # rows on 16-byte starts, K from 2.5 times the outputs: 16x128 tiles, K split towards two
+    # programs a multiprocessor
+    tiled = row_times_wide_matrix(b_of(16384, 2048))
     assert isinstance(tiled, MMConfig) and (tiled.block_m, tiled.block_n) == (16, 128)
-    assert tiled.split_k == 16 and not tiled.copy_unaligned  # 35 tiles
-    assert row_times_wide_matrix(b_of(4096, 32768)) == MMConfig(16, 128, 64, 4, 4,
-                                                                copy_unaligned=False)
-    assert isinstance(row_times_wide_matrix(b_of(8192, 4095, stride=4096)), MMConfig)
+    assert tiled.split_k == 32 and not tiled.copy_unaligned  # 16 tiles
+    assert row_times_wide_matrix(b_of(4096, 2 * ALONG_N_WIDE)) == MMConfig(16, 128, 64, 4, 4,
+                                                                       copy_unaligned=False)
+    assert isinstance(row_times_wide_matrix(b_of(1024, ALONG_N_WIDE)), MMConfig)
+    assert isinstance(row_times_wide_matrix(b_of(16384, 4095, stride=4096)), MMConfig)
+    # ... a shorter K: the GEMV kernel, 32 outputs a program (its outputs' bound stated)
+    assert row_times_wide_matrix(b_of(8192, 4408)) == GemvConfig(32, 512, 4, 3)
+    assert row_times_wide_matrix(b_of(4096, 14336)) == GemvConfig(32, 512, 4, 3)
+    assert row_times_wide_matrix(b_of(8192, 4095, stride=4096)) == GemvConfig(32, 512, 4, 3)
     # unaligned rows: 16-output GEMV programs, only in the span measured
     assert row_times_wide_matrix(b_of(4096, 4095)) == GemvConfig(16, 256, 8, 3)
     assert row_times_wide_matrix(b_of(4096, ALONG_N_NARROW[0])) == GemvConfig(16, 256, 8, 3)
@@ -107,29 +114,36 @@ def test_one_row_times_a_wide_16bit_matrix_takes_the_kernel_its_rows_suit(
     # not for fp32, nor a matrix stored column by column
     assert row_times_wide_matrix(b_of(8192, 4408).float()) is None
     assert row_times_wide_matrix(b_of(4408, 8192).t()) is None
-    v = seeded_randn(1, 8192, dtype=f16, device=device)
-    assert picked_config(v, b_of(8192, 4408)) == tiled
+    v = seeded_randn(1, 16384, dtype=f16, device=device)
+    assert picked_config(v, b_of(16384, 2048)) == tiled
     # one output column keeps gemv_config's pick
-    assert picked_config(b_of(4408, 8192), v.t()) == gemv_config(4408, 8192, f16,
+    assert picked_config(b_of(4408, 16384), v.t()) == gemv_config(4408, 16384, f16,
                                                                  k_contiguous=True)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
 @pytest.mark.parametrize(("n", "k", "stride"), [(1032, 4133, 1032), (2049, 1030, 2049),
-                                                (1040, 4101, 1047)])
+                                                (1040, 4101, 1047), (2056, 1030, 2056)])
 def test_one_row_times_a_wide_matrix_on_either_kernel(n: int, k: int, stride: int,
                                                       dtype: torch.dtype,
                                                       device: torch.device) -> None:
-    # The shapes of both new rules at their smallest (the tile kernel: aligned rows, 1032
-    # outputs, K split with a tail; the GEMV kernel: 2049 unaligned outputs; a sliced matrix
-    # whose stride is odd), and the same configurations forced in fp32, with A a slice.
+    # The shapes of the rule's branches at their smallest (the tile kernel: aligned rows, 1032
+    # outputs, K split with a tail; the GEMV kernel: 2049 unaligned outputs, and 2056 aligned
+    # ones over a short K with a tail; a sliced matrix whose stride is odd), and the same
+    # configurations forced in fp32, with A a slice.
     a = seeded_randn(3, k, dtype=dtype, device=device)[1:2]
     b = seeded_randn(k, stride, dtype=dtype, seed=1, device=device)[:, :n]
     want = a.double() @ b.double()
     if dtype == torch.float16:  # the path each shape is here for
         picked = picked_config(a, b)
-        assert (isinstance(picked, MMConfig) if n == 1032 else
-                picked == GemvConfig(16, 256, 8, 3) if n == 2049 else picked.block_r != 16)
+        expected = {1032: "tiles", 2049: GemvConfig(16, 256, 8, 3), 1047: "gemv_config",
+                    2056: GemvConfig(32, 512, 4, 3)}[stride]
+        if expected == "tiles":
+            assert isinstance(picked, MMConfig)
+        elif expected == "gemv_config":
+            assert picked == gemv_config(n, k, dtype, k_contiguous=False)
+        else:
+            assert picked == expected
     assert_close("mm", mm(a, b), want, k)
     for config in (MMConfig(16, 128, 64, 4, 4, split_k=5, copy_unaligned=False),
                    GemvConfig(16, 256, 8, 3)):
@@ -199,7 +213,7 @@ def test_mm_tile_rules_split_small_grids_and_drop_the_k_tail_where_measured() ->
 
 
 def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
-    from flagbot.kernels.ops.mm import mm_config
+    from flagbot.kernels.ops.mm import NARROW_MIN_SPLIT_K, MMConfig, mm_config
 
     f16, f32 = torch.float16, torch.float32
     assert mm_config(64, 8192, 8192, f16).split_k == 2  # 128 tiles: split 2 measured best
@@ -207,6 +221,15 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     assert mm_config(4, 449, 16384, torch.bfloat16).split_k == 32
     assert mm_config(256, 2049, 2048, f32).split_k == 4  # fp32, 66 tiles: under one wave
     assert mm_config(8192, 384, 2048, torch.bfloat16).block_m == 64  # under two waves
+    # 16-bit, half a wave of 128x256 tiles from 1024 columns: those, unsplit, whatever K
+    for m, n, k in ((1231, 2048, 1496), (3343, 1024, 16384), (419, 8192, 608)):
+        assert mm_config(m, n, k, torch.bfloat16) == MMConfig(128, 256, 64, 8, 3)
+    assert mm_config(1024, 1024, 1024, torch.bfloat16).block_n == 128  # 32 such tiles
+    assert mm_config(2047, 1024, 16384, f16).block_n == 128  # 64: under half a wave
+    assert mm_config(3343, 1024, 16384, f16, a_columns=True).block_n == 128
+    # a K of a few tiles and a grid 64x64 tiles fill: those, unsplit
+    assert mm_config(129, 2264, 1240, f16) == MMConfig(64, 64, 64, 4, 4)
+    assert mm_config(129, 2264, NARROW_MIN_SPLIT_K, f16).split_k > 1
     assert mm_config(2048, 929, 30, f16).block_k == 32  # the smallest K tile holding K
     assert mm_config(8192, 2047, 13, torch.bfloat16).block_k == 16  # large grids too
     assert mm_config(4, 32768, 432, f16).split_k == 1  # a wave of tiles: no partial sums
