@@ -3,12 +3,15 @@ a patch applied, alternately, so that both see the same card, host and hour.
 
 Run (device machine, repository root, flagbot installed from it):
   python benchmarks/ab_rows.py PATCH --results FILE [--ops add,mul] [--below 0.95]
-      [--guards 20] [--also CASE,...] [--rounds 2] [--out DIR] [--dry-run | --again]
+      [--guards 20] [--also CASE,...] [--changed] [--rounds 2] [--out DIR]
+      [--dry-run | --again]
       [-- BENCH_KERNELS ARGS...]
 PATCH is a unified diff against this tree (`git diff main BRANCH > x.patch`). The rows: those
 of FILE (a bench_kernels result, JSON or gzipped) for `--ops` under `--below` times torch
 (launch-inclusive or device time), plus `--guards` passing rows per op drawn evenly across
-the rest (what a change must not slow down), plus the rows of the cases named in `--also`.
+the rest (what a change must not slow down), plus the rows of the cases named in `--also`,
+plus with `--changed` every row whose kernel launches the patch changes (ptx_audit.py
+--launches in both trees: the launches the rules pick, found on the CPU).
 bench_kernels re-times their cases
 (`--cases`, the file's seeds), base and head in turn for `--rounds` rounds, FlagGems left out;
 per row and variant the lowest reading of the rounds is kept (a disturbance only adds time).
@@ -36,6 +39,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_kernels  # noqa: E402 - the benchmark's own folder, found by path
+import ptx_audit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("kernels", "hooks", "bot")  # flagbot.<name> is the checkout's <name>/
@@ -176,11 +180,36 @@ def report(ab: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_variant(name: str, extra: list[str], out: Path, site: Path | None,
-                bench: Path) -> dict[str, Any]:
+def variant_env(site: Path | None) -> dict[str, str]:
+    """The environment a variant's scripts run in: the head's site folder first on the path."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     if site is not None:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    return env
+
+
+def changed_rows(results: Path, ops: list[str], out: Path, site: Path) -> set[str]:
+    """The rows (`op case dtype layout`) of `ops` in `results` whose kernel launches differ
+    between this tree and the head tree (ptx_audit's capture: CPU only, nothing compiled)."""
+    launches = {}
+    for name, tree, env_site in (("base", ROOT, None), ("head", site.parent / "tree", site)):
+        target = (out / f"launches-{name}.json").resolve()
+        # run from the variant's own tree: a `flagbot/` in the working directory would shadow
+        # the site folder
+        done = subprocess.run([sys.executable, str(tree / "benchmarks" / "ptx_audit.py"),
+                               "--results", str(results.resolve()), "--ops", ",".join(ops),
+                               "--launches", str(target)],
+                              env=variant_env(env_site), cwd=tree, check=False)
+        if done.returncode != 0 or not target.exists():
+            raise SystemExit(f"ab_rows: --changed: ptx_audit in the {name} tree exited "
+                             f"{done.returncode} (its messages are above)")
+        launches[name] = json.loads(target.read_text(encoding="utf-8"))
+    return {row for row, made in launches["base"].items() if launches["head"].get(row) != made}
+
+
+def run_variant(name: str, extra: list[str], out: Path, site: Path | None,
+                bench: Path) -> dict[str, Any]:
+    env = variant_env(site)
     target = out / f"{name}.json"
     # run from the variant's own tree: a `flagbot/` in the working directory would shadow the
     # site folder for anything run with -c or -m
@@ -206,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--also", default="",
                    help="comma-separated cases of FILE re-timed as guards too (rows a change "
                         "touches that neither the slow rows nor the drawn guards include)")
+    p.add_argument("--changed", action="store_true",
+                   help="re-time as guards too every row of --ops whose kernel launches the "
+                        "patch changes (found on the CPU, nothing compiled)")
     p.add_argument("--out", type=Path, default=Path("out"))
     p.add_argument("--dry-run", action="store_true",
                    help="build the head tree and print the bench_kernels arguments only")
@@ -229,11 +261,19 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--also: no rows of {args.ops} with case {', '.join(sorted(missing))} in "
                 f"{args.results}")
     guards += list({row_id(r): r for r in named}.values())
+    args.out.mkdir(parents=True, exist_ok=True)
+    site = build_head(args.patch, args.out / "head")
+    if args.changed:
+        changed = changed_rows(args.results, ops, args.out, site)
+        picked = {row_id(r) for r in slow + guards}
+        moved = [r for r in rows if r["op"] in ops and "us" in r and row_id(r) not in picked
+                 and ptx_audit.row_name(r) in changed]
+        guards += list({row_id(r): r for r in moved}.values())
+        print(f"ab_rows: the patch changes the launches of {len(changed)} rows; "
+              f"{len(moved)} more re-timed", file=sys.stderr)
     chosen = slow + guards
     if not chosen:
         p.error(f"no rows of {args.ops} in {args.results}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    site = build_head(args.patch, args.out / "head")
     extra = bench_args(result, chosen, ops) + passthrough
     print(f"ab_rows: {len(slow)} rows under {args.below}x torch and {len(guards)} guards; "
           f"bench_kernels {' '.join(extra)}", file=sys.stderr)

@@ -3,7 +3,7 @@ for sm_90: what the compiler makes of each launch, without a GPU.
 
 Run (flagbot installed, no accelerator needed):
     python benchmarks/ptx_audit.py [--results FILE] [--ops mm,softmax,...] [--limit N]
-                                   [--workers W] [--json OUT]
+                                   [--workers W] [--json OUT] [--launches OUT]
 For each row of a bench_kernels results file (mm's by default), the generic op is called on
 empty CPU tensors of the row's case, dtype and layout with every kernel of the ops package
 replaced by a recorder, so nothing is computed and the launches are the ones the rules pick. Each distinct launch (constants, the integers a
@@ -173,6 +173,11 @@ def describe(spec: dict[str, Any]) -> str:
             f"{spec['pointer'][1:]} {aligns}").rstrip()
 
 
+def row_name(r: dict[str, Any]) -> str:
+    """A results row as `op case dtype layout`: what it measures, the same in any tree."""
+    return f"{r['op']} {r['case']} {r['dtype']} {r['layout']}"
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--results", type=Path,
@@ -182,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, help="the first N rows only")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--json", type=Path)
+    p.add_argument("--launches", type=Path,
+                   help="compile nothing: write {row: its launches} as JSON here (what "
+                        "ab_rows.py --changed compares between two trees)")
     args = p.parse_args(argv)
     ops = args.ops.split(",")
     unknown = sorted(set(ops) - set(AUDITED))
@@ -197,6 +205,18 @@ def main(argv: list[str] | None = None) -> int:
               f"{r.get('vs_torch', float('nan')):.2f}x" for r in rows]
     ratio = {label: r.get("vs_torch", float("inf")) for label, r in zip(labels, rows,
                                                                          strict=True)}
+    if args.launches:
+        names = [row_name(r) for r in rows]
+        per_row: dict[str, list[str]] = {name: [] for name in names}
+        for key, entry in capture((r["op"], parse_case(r["case"]), DTYPES[r["dtype"]],
+                                   r["layout"], name) for r, name in zip(rows, names,
+                                                                         strict=True)).items():
+            for name in entry["rows"]:
+                per_row[name].append(key)
+        args.launches.write_text(json.dumps({k: sorted(v) for k, v in per_row.items()}),
+                                 encoding="utf-8")
+        print(f"{len(rows)} rows' launches written to {args.launches}", file=sys.stderr)
+        return 0
     specs = capture((r["op"], parse_case(r["case"]), DTYPES[r["dtype"]], r["layout"], label)
                     for r, label in zip(rows, labels, strict=True))
     print(f"{len(rows)} rows of {','.join(ops)}, {len(specs)} distinct launches; compiling "

@@ -232,3 +232,32 @@ def test_also_adds_the_named_cases_as_guards_and_refuses_unknown_ones(
     assert "and 1 guards" in said and "106x256x14914" in said
     with pytest.raises(SystemExit):
         ab.main([*base, "--also", "7x7x7"])
+
+
+def test_changed_adds_the_rows_whose_launches_the_patch_changes(
+        ab: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a patch that stops 16-bit products of over 64 rows from splitting K: of three mm rows,
+    # only the one the rule split (73x2047x4096: 32 tiles) launches differently; ptx_audit
+    # finds that in both trees on the CPU
+    rules = Path(ab.ROOT) / "kernels" / "ops" / "mm.py"
+    text = rules.read_text(encoding="utf-8")
+    assert "\nSPLIT_MIN_K = 1024 " in text
+    patch = tmp_path / "nosplit.patch"
+    patch.write_text(_patch(text, text.replace("\nSPLIT_MIN_K = 1024 ", "\nSPLIT_MIN_K = 1 << 30 "),
+                            "kernels/ops/mm.py"))
+    results = tmp_path / "record.json"
+    results.write_text(json.dumps({"rows": [
+        _row("fixed:0", "mm", "73x2047x4096", 1.0, 1.0), _row("fixed:1", "mm", "512x512x512", 1.0, 1.0),
+        _row("fixed:2", "mm", "2048x2048x64", 1.0, 1.0), _row("fixed:3", "add", "9x7", 1.0, 1.0)]}))
+    base = [str(patch), "--results", str(results), "--ops", "mm", "--guards", "0", "--below", "0",
+            "--out", str(tmp_path / "out"), "--dry-run"]
+    assert ab.main([*base, "--changed"]) == 0
+    said = capsys.readouterr().err
+    assert "changes the launches of 1 rows; 1 more re-timed" in said
+    assert "--cases 73x2047x4096 " in said
+    made = json.loads((tmp_path / "out" / "launches-head.json").read_text())
+    assert set(made) == {"mm 73x2047x4096 float16 contiguous", "mm 512x512x512 float16 contiguous",
+                         "mm 2048x2048x64 float16 contiguous"}
+    # without --changed, nothing under 0x torch and no guards: no rows at all
+    with pytest.raises(SystemExit):
+        ab.main(base)
