@@ -190,7 +190,10 @@ def variant_env(site: Path | None) -> dict[str, str]:
 
 def changed_rows(results: Path, ops: list[str], out: Path, site: Path) -> set[str]:
     """The rows (`op case dtype layout`) of `ops` in `results` whose kernel launches differ
-    between this tree and the head tree (ptx_audit's capture: CPU only, nothing compiled)."""
+    between this tree and the head tree (ptx_audit's capture: CPU only, nothing compiled):
+    another kernel, tile, warps, stages or specialisation. A constant only one tree's kernel
+    takes is left out of the comparison: a parameter the patch adds to a kernel (a bound it
+    states) would otherwise mark every row of that kernel, whatever the rules pick."""
     launches = {}
     for name, tree, env_site in (("base", ROOT, None), ("head", site.parent / "tree", site)):
         target = (out / f"launches-{name}.json").resolve()
@@ -203,8 +206,19 @@ def changed_rows(results: Path, ops: list[str], out: Path, site: Path) -> set[st
         if done.returncode != 0 or not target.exists():
             raise SystemExit(f"ab_rows: --changed: ptx_audit in the {name} tree exited "
                              f"{done.returncode} (its messages are above)")
-        launches[name] = json.loads(target.read_text(encoding="utf-8"))
-    return {row for row, made in launches["base"].items() if launches["head"].get(row) != made}
+        launches[name] = {row: [json.loads(k) for k in keys] for row, keys in
+                          json.loads(target.read_text(encoding="utf-8")).items()}
+    constants = [{(s["kernel"], c) for made in tree.values() for s in made for c in s["constexprs"]}
+                 for tree in launches.values()]
+    shared = constants[0] & constants[1]
+
+    def choice(made: list[dict[str, Any]]) -> list[str]:
+        return sorted(json.dumps({**s, "constexprs": {c: v for c, v in s["constexprs"].items()
+                                                      if (s["kernel"], c) in shared}},
+                                 sort_keys=True) for s in made)
+
+    return {row for row, made in launches["base"].items()
+            if choice(launches["head"].get(row, [])) != choice(made)}
 
 
 def run_variant(name: str, extra: list[str], out: Path, site: Path | None,

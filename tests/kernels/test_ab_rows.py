@@ -261,3 +261,24 @@ def test_changed_adds_the_rows_whose_launches_the_patch_changes(
     # without --changed, nothing under 0x torch and no guards: no rows at all
     with pytest.raises(SystemExit):
         ab.main(base)
+
+
+def test_changed_leaves_out_constants_only_one_tree_has(ab: Any, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a kernel that gains a constant in the head (a bound it states) changes no row by that
+    # alone; a row whose tile changes is still found
+    def spec(block: int, **extra: int) -> str:
+        return json.dumps({"kernel": "m:k", "warps": 4, "constexprs": {"BLOCK": block, **extra}},
+                          sort_keys=True)
+
+    made = {"base": {"a": [spec(64)], "b": [spec(64)]},
+            "head": {"a": [spec(64, ALIGN=8)], "b": [spec(128, ALIGN=8)]}}
+
+    def fake_run(cmd: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        target = Path(cmd[cmd.index("--launches") + 1])
+        target.write_text(json.dumps(made["head" if "head" in str(target) else "base"]))
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(ab.subprocess, "run", fake_run)
+    (tmp_path / "head").mkdir()
+    assert ab.changed_rows(tmp_path / "r.json", ["mm"], tmp_path, tmp_path / "head" / "site") == {"b"}
