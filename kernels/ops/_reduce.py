@@ -15,7 +15,7 @@ import triton.language as tl
 from flagbot.kernels.ops._host import cdiv, fewer_rows, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation
 from flagbot.kernels.ops._rows import alignment
-from flagbot.kernels.ops._rows_window import sum_window_rows, takes_sum_window
+from flagbot.kernels.ops._sum_window import sum_window_rows, takes_sum_window
 from flagbot.kernels.spec import Case, Inputs, OpSpec, numel, randn
 
 # Enough programs to fill any current GPU several times over; fewer, and R is split across
@@ -257,7 +257,7 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
         dst = out if n_split == 1 else torch.empty((n_split, outer), dtype=torch.float32,
                                                    device=src.device)
         if rows == 1 and config is None and takes_sum_window(src, r, s_outer):
-            # long 16-bit rows whose starts are off 16 bytes: read through aligned windows
+            # very long 16-bit rows whose starts are off 16 bytes: read through aligned windows
             sum_window_rows(src, dst, outer, r, s_outer, chunk, scale if n_split == 1 else 1.0,
                             block_r, n_split, warps)
         else:

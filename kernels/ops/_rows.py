@@ -23,16 +23,9 @@ from flagbot.kernels.ops._host import cdiv, fewer_rows, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
 from flagbot.kernels.ops._rows_split import (
     SPLIT_BLOCK,
-    softmax_of_rows,
     softmax_split_rows,
     split_chunks,
     write_span,
-)
-from flagbot.kernels.ops._rows_window import (
-    softmax_short_window_rows,
-    softmax_window_rows,
-    takes_short_window,
-    takes_window,
 )
 
 # A whole row lives in registers up to this many elements; longer rows take the looped path.
@@ -137,7 +130,13 @@ def _softmax_rows_kernel(x_ptr, out_ptr, m, n, stride_row, LOG: tl.constexpr,
     x = tl.load(x_ptr + rows[:, None] * stride_row + cols[None, :], mask=mask,
                 other=-float("inf")).to(tl.float32)
     # Rows past m are all -inf: their NaNs are never stored.
-    y = softmax_of_rows(x, mask, LOG)
+    shifted = x - tl.max(x, axis=1)[:, None]
+    e = tl.where(mask, tl.exp(shifted), 0.0)
+    s = tl.sum(e, axis=1)[:, None]
+    if LOG:
+        y = shifted - tl.log(s)
+    else:
+        y = e / s
     tl.store(out_ptr + rows[:, None] * n + cols[None, :], y.to(out_ptr.dtype.element_ty),
              mask=mask)
 
@@ -294,10 +293,7 @@ def _launch_rows(view: torch.Tensor, out: torch.Tensor, log: bool, max_row_block
     m, n = view.shape
     block = row_block(n)
     kernel: Any
-    if block <= max_row_block and config is None and takes_short_window(view, out):
-        # 16-bit rows of 33-512 elements whose starts are off 16 bytes: 8 rows as one stretch
-        softmax_short_window_rows(view, out, log)
-    elif block <= max_row_block:
+    if block <= max_row_block:
         cfg = config or softmax_rows_config(m, block)
         kernel = _softmax_rows_kernel
         kernel[(cdiv(m, cfg.rows),)](view, out, m, n, view.stride(0), LOG=log, BLOCK_N=block,
@@ -307,9 +303,6 @@ def _launch_rows(view: torch.Tensor, out: torch.Tensor, log: bool, max_row_block
         # fewer rows than the GPU has room for: chunks of each row go to separate programs
         softmax_split_rows(view, out, log, alignment(n, view.stride(0)), chunk,
                            min(SPLIT_BLOCK, max_row_block))
-    elif takes_window(view, out):
-        # 16-bit rows whose starts are not 16-byte aligned: read through aligned windows
-        softmax_window_rows(view, out, log, min(LONG_BLOCK, max_row_block), LONG_WARPS)
     else:
         tile = min(LONG_BLOCK, max_row_block)
         kernel = _softmax_long_kernel

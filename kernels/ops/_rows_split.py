@@ -100,21 +100,6 @@ def write_span(src, dst, lo, hi, row_max, row_sum, LOG: tl.constexpr, BLOCK_N: t
         tl.store(dst + cols, y.to(dst.dtype.element_ty), mask=mask)
 
 
-@triton.jit
-def softmax_of_rows(x, mask, LOG: tl.constexpr):
-    """Each row's softmax (or log_softmax) of an fp32 [rows, columns] tile whose elements off
-    `mask` are -inf: the short-row kernels' arithmetic. Rows all off the mask come out NaN,
-    which their callers never store."""
-    shifted = x - tl.max(x, axis=1)[:, None]
-    e = tl.where(mask, tl.exp(shifted), 0.0)
-    s = tl.sum(e, axis=1)[:, None]
-    if LOG:
-        y = shifted - tl.log(s)
-    else:
-        y = e / s
-    return y
-
-
 def split_chunks(m: int, n: int, block: int = SPLIT_BLOCK) -> int:
     """Chunk length (a multiple of `block`) for m rows of n elements; n itself when splitting
     would not pay (SPLIT_MAX_ROWS rows or more, or rows of few tiles)."""

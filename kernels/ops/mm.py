@@ -135,12 +135,15 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # 16-bit shapes at torch's speed, 29 with 128-row tiles)
         return MMConfig(64, 128, bk, 4, 4)
     tiles_128 = cdiv(m, 128) * cdiv(n, 128)
-    if not a_columns and n >= WIDE_TILE_MIN_N and cdiv(m, 128) * cdiv(n, 256) >= ONE_WAVE // 2:
-        # half a wave of 128x256 tiles or more, rows read in place: their larger products per
-        # load beat more, smaller tiles whatever K (H200 tile run, 2026-11-27, device time x
-        # torch, 128x256 vs the earlier pick: 1231x2048x1496 bf16 0.78 vs 0.56 with 64x128,
-        # 3343x1024x16384 fp16 0.87 vs 0.61, 419x8192x608 bf16 0.84 vs 0.61 with 128x128,
-        # 941x8192x1024 bf16 0.88 vs 0.63; 1024^3 bf16, 32 such tiles, stays: 0.58 vs 0.83)
+    if (not a_columns and n >= WIDE_TILE_MIN_N and n % 16 == 0
+            and cdiv(m, 128) * cdiv(n, 256) >= ONE_WAVE // 2):
+        # half a wave of 128x256 tiles or more over columns a multiple of 16: their larger
+        # products per load beat more, smaller tiles whatever K (H200 A/B, 2026-11-27, x torch
+        # launch-inclusive, earlier pick -> 128x256: 419x8192x608 bf16 0.61 -> 0.83 and
+        # 941x8192x1024 bf16 0.65 -> 0.85 from 128x128, 3343x1024x16384 fp16 0.61 -> 0.87,
+        # 1231x2048x1496 bf16 0.58 -> 0.76, 839x4096x1024 fp16 0.73 -> 0.89 from 64x128).
+        # Other column counts lost (1304x3251x787 bf16 2.01 -> 1.71, 1948x1025x627 fp16 1.79
+        # -> 1.49, 3001x2999x1023 bf16 2.36 -> 2.16); 1024^3 bf16, 32 such tiles, keeps 64x128
         return MMConfig(128, 256, 64, 8, 3)
     if tiles_128 >= TWO_WAVES:
         if (k >= LONG_K or tiles_128 >= WIDE_GRID) and not a_columns:
@@ -244,8 +247,8 @@ GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
 # which aligned rows take the tile kernel, and the span of outputs unaligned rows take 16-output
 # GEMV programs in (the spans the tile runs measured)
 ALONG_N_TILES = 1024
-ALONG_N_WIDE = 16384  # from this many aligned outputs the tile kernel unsplit (1x32768x2048 bf16:
-#                       0.99x torch, GEMV 32x512 0.86x)
+ALONG_N_WIDE = 16384  # from this many aligned outputs gemv_config's pick (1x16384x3433 bf16:
+#                       2.03x torch, the tile kernel 1.78x, on an H200)
 ALONG_N_NARROW = (2049, 8192)
 ALONG_N_MIN_K = 1024  # the tile runs' products had K of 1741-16384
 
@@ -484,13 +487,13 @@ def row_times_wide_matrix(b: torch.Tensor) -> MMConfig | GemvConfig | None:
     """The kernel for one row of A times a 16-bit B stored row by row, outside the span of
     SMALL_GEMV, where a tile run measured one better than `gemv_config`'s pick; None elsewhere.
 
-    B's rows start on 16 bytes: from 16384 outputs, or K at least 2.5 times the outputs, the
-    tile kernel, 16x128 tiles with K split towards two programs per multiprocessor, else the
-    GEMV kernel at 32 outputs a program, 512 of K a step (below). Before the GEMV kernel stated
-    its outputs' bound, the tile kernel won every such shape (its pipelined loads read the rows' long contiguous stretches; H200 tile
-    run, 2026-11-27, x torch launch-inclusive, GEMV pick -> tiles: 1x4408x8192 bf16 0.43 ->
-    0.96, 1x9640x4097 fp16 0.69 -> 1.14, 1x7224x3617 bf16 0.67 -> 0.97, 1x1024x16384 bf16 0.88
-    -> 0.96; 11 of 11 such shapes gained, the worst 1x5520x1936 bf16 0.71 -> 0.77). Unaligned
+    B's rows start on 16 bytes, 1024-16383 outputs: where K is at least 2.5 times the outputs,
+    the tile kernel, 16x128 tiles with K split towards two programs per multiprocessor, else
+    the GEMV kernel at 32 outputs a program, 512 of K a step (H200 A/B, 2026-11-27, x torch
+    launch-inclusive, earlier pick -> this rule: 1x4408x8192 bf16 0.41 -> 0.93, 1x7224x3617
+    bf16 0.65 -> 1.06, 1x2968x7687 fp16 0.61 -> 0.96). Before the GEMV kernel stated its
+    outputs' bound, the tile kernel won every such shape (an H200 tile run: 11 of 11, the
+    worst 1x5520x1936 bf16 0.71 -> 0.77 torch); with it stated, only the long K. Unaligned
     rows, 2049-8192 outputs: the GEMV kernel at 16 outputs a program, 256 of K a step, 8 warps
     (on an H100 and an H200: 1x4097x2129 fp16 0.66 -> 0.99, 1x5007x11504 bf16 0.87 -> 1.07,
     1x8191x4384 fp16 0.89 -> 0.98; more outputs lost: 1x12098x1741 bf16 0.81 -> 0.70)."""
@@ -499,16 +502,14 @@ def row_times_wide_matrix(b: torch.Tensor) -> MMConfig | GemvConfig | None:
         return None
     if SMALL_GEMV[0] <= n <= SMALL_GEMV[1] and k <= SMALL_GEMV[2] or k < ALONG_N_MIN_K:
         return None
-    if b.stride(0) % (16 // b.element_size()) == 0 and n >= ALONG_N_TILES:
-        if 2 * k < 5 * n and n < ALONG_N_WIDE:
+    if b.stride(0) % (16 // b.element_size()) == 0 and ALONG_N_TILES <= n < ALONG_N_WIDE:
+        if 2 * k < 5 * n:
             # with its outputs' bound stated, the GEMV kernel loads 16-byte vectors too; from K
             # about 2.5 times the outputs the tile kernel's split still wins (H200, head tree,
             # device time x torch, 32x512 GEMV vs 16x128 tiles: 1x14336x4096 bf16 0.96 vs
             # 0.89, 1x5600x8192 fp16 0.98 vs 0.92; 1x2048x16384 bf16 0.62 vs 0.96)
             return GemvConfig(32, 512, 4, 3)
         cfg = MMConfig(16, 128, 64, 4, 4, copy_unaligned=False)
-        if cdiv(n, cfg.block_n) >= ONE_WAVE:  # 1x32768x2048 bf16: 1.01 unsplit, 0.92 split 3
-            return cfg
         return _split(cfg, 1, n, k, 2 * TARGET_PROGRAMS, 32, 2 * cfg.block_k)
     if ALONG_N_NARROW[0] <= n <= ALONG_N_NARROW[1]:
         return GemvConfig(16, 256, 8, 3)

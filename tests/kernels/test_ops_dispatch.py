@@ -95,9 +95,10 @@ def test_one_row_times_a_wide_16bit_matrix_takes_the_kernel_its_rows_suit(
     tiled = row_times_wide_matrix(b_of(16384, 2048))
     assert isinstance(tiled, MMConfig) and (tiled.block_m, tiled.block_n) == (16, 128)
     assert tiled.split_k == 32 and not tiled.copy_unaligned  # 16 tiles
-    assert row_times_wide_matrix(b_of(4096, 2 * ALONG_N_WIDE)) == MMConfig(16, 128, 64, 4, 4,
-                                                                       copy_unaligned=False)
-    assert isinstance(row_times_wide_matrix(b_of(1024, ALONG_N_WIDE)), MMConfig)
+    # from ALONG_N_WIDE outputs: gemv_config's pick (1x16384x3433 bf16 ran faster on it)
+    assert row_times_wide_matrix(b_of(4096, ALONG_N_WIDE)) is None
+    long_k = torch.empty((41000, ALONG_N_WIDE - 8), dtype=f16, device="meta")  # 2.5x outputs
+    assert row_times_wide_matrix(long_k).split_k > 1
     assert isinstance(row_times_wide_matrix(b_of(16384, 4095, stride=4096)), MMConfig)
     # ... a shorter K: the GEMV kernel, 32 outputs a program (its outputs' bound stated)
     assert row_times_wide_matrix(b_of(8192, 4408)) == GemvConfig(32, 512, 4, 3)
@@ -224,6 +225,8 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     # 16-bit, half a wave of 128x256 tiles from 1024 columns: those, unsplit, whatever K
     for m, n, k in ((1231, 2048, 1496), (3343, 1024, 16384), (419, 8192, 608)):
         assert mm_config(m, n, k, torch.bfloat16) == MMConfig(128, 256, 64, 8, 3)
+    assert mm_config(1304, 3251, 787, torch.bfloat16).block_n == 128  # N not a multiple of 16
+    assert mm_config(3001, 2999, 1023, torch.bfloat16).block_n == 128
     assert mm_config(1024, 1024, 1024, torch.bfloat16).block_n == 128  # 32 such tiles
     assert mm_config(2047, 1024, 16384, f16).block_n == 128  # 64: under half a wave
     assert mm_config(3343, 1024, 16384, f16, a_columns=True).block_n == 128
@@ -696,94 +699,19 @@ def test_long_rows_opening_with_a_masked_tile(fn: object, device: torch.device) 
     assert_close("softmax", got[finite], want[finite], 41)
 
 
-@pytest.fixture
-def window_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
-    from flagbot.kernels.ops import _rows_window
-
-    return spy_on(monkeypatch, _rows_window, "_softmax_window_kernel")
-
-
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize("n", [17, 33, 41, 47])
-def test_long_16bit_rows_of_odd_length_read_through_aligned_windows(
-        n: int, fn: object, dtype: torch.dtype, window_launches: LaunchSpy,
-        device: torch.device) -> None:
-    # 16-element tiles, 8-element windows: row starts at every offset 0-7 from a boundary;
-    # rows that end in the tile after the first (17), just past a tile or in it (33), and with
-    # whole tiles between the masked first and last (41, 47)
-    m = _rows_split.SPLIT_MAX_ROWS + 3
-    x = (seeded_randn(m, n, device=device) * 4).to(dtype)
-    x[5, : n // 2] = -float("inf")  # a row opening with masked elements
-    ref = torch.softmax if fn is softmax else torch.log_softmax
-    want = ref(x.double(), -1)
-    got = fn(x, -1, max_row_block=16)  # type: ignore[operator]
-    assert len(window_launches.launches) == 1
-    finite = torch.isfinite(want)
-    assert torch.equal(torch.isfinite(got), finite)
-    assert_close("softmax", got[finite], want[finite], n)
-
-
-@pytest.fixture
-def short_window_launches(monkeypatch: pytest.MonkeyPatch) -> LaunchSpy:
-    from flagbot.kernels.ops import _rows_window
-
-    return spy_on(monkeypatch, _rows_window, "_softmax_short_window_kernel")
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("fn", [softmax, log_softmax], ids=["softmax", "log_softmax"])
-@pytest.mark.parametrize(("m", "n"), [(8, 33), (21, 63), (19, 141), (9, 509), (9, 512)])
-def test_short_16bit_rows_of_odd_length_read_eight_rows_as_one_stretch(
-        m: int, n: int, fn: object, dtype: torch.dtype, short_window_launches: LaunchSpy,
-        device: torch.device) -> None:
-    # one whole program (8 rows), whole programs then a partial one (21, 19, 9 rows), the
-    # longest odd rows taken (509); 512 is aligned itself: rows of 512 keep the plain kernel
-    x = (seeded_randn(m, n, device=device) * 4).to(dtype)
-    x[m - 1, : n // 3] = -float("inf")  # a masked prefix, in the partial program where any
-    ref = torch.softmax if fn is softmax else torch.log_softmax
-    want = ref(x.double(), -1)
-    got = fn(x, -1)  # type: ignore[operator]
-    assert len(short_window_launches.launches) == (0 if n % 8 == 0 else 1)
-    finite = torch.isfinite(want)
-    assert torch.equal(torch.isfinite(got), finite)
-    assert_close("softmax", got[finite], want[finite], n)
-
-
-def test_long_rows_take_windows_only_where_their_starts_are_unaligned(
-        window_launches: LaunchSpy, device: torch.device) -> None:
-    m = _rows_split.SPLIT_MAX_ROWS
-    for x in (seeded_randn(m, 41, device=device),  # fp32: its odd rows were not slow
-              seeded_randn(m, 48, dtype=torch.float16, device=device),  # aligned already
-              seeded_randn(m, 48, dtype=torch.float16, device=device)[:, :41]):  # a slice
-        assert_close("softmax", softmax(x, -1, max_row_block=16),
-                     torch.softmax(x.double(), -1), x.shape[1])
-    assert window_launches.launches == []
-
-
-def test_short_rows_take_the_flat_kernel_only_for_16bit_unaligned_rows(
-        short_window_launches: LaunchSpy, device: torch.device) -> None:
-    for x in (seeded_randn(16, 63, device=device),  # fp32
-              seeded_randn(16, 64, dtype=torch.float16, device=device)[:, :63],  # a slice
-              seeded_randn(7, 63, dtype=torch.float16, device=device),  # under one program
-              seeded_randn(16, 31, dtype=torch.float16, device=device)):  # shorter rows
-        assert_close("softmax", softmax(x, -1), torch.softmax(x.double(), -1), x.shape[1])
-    assert short_window_launches.launches == []
-
-
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize(("shape", "width", "splits"), [((3, 13001), 13001, None),
-                                                        ((2, 4999), 5003, None),
-                                                        ((3, 30001), 30001, 2)])
+@pytest.mark.parametrize(("shape", "width", "splits"), [((3, 65537), 65537, None),
+                                                        ((2, 65539), 65544, None),
+                                                        ((3, 90001), 90001, 2)])
 def test_long_16bit_rows_off_16_bytes_are_summed_through_aligned_windows(
         shape: tuple[int, int], width: int, splits: int | None, dtype: torch.dtype,
         monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
-    from flagbot.kernels.ops import _rows_window
+    from flagbot.kernels.ops import _sum_window
 
-    # rows of 13001 (odd: every row starts elsewhere; whole 4096-element tiles between the
-    # masked first and last), a slice of rows 5003 apart, and rows of 30001 split in parts of
-    # 16384 (each part's start off 16 bytes too); one program a row
-    spy = spy_on(monkeypatch, _rows_window, "_sum_window_kernel")
+    # rows of 65537 (odd: every row starts elsewhere; whole 4096-element tiles between the
+    # masked first and last), a slice of rows 65544 apart, and rows of 90001 split in parts
+    # (each part's start off 16 bytes too); one program a row
+    spy = spy_on(monkeypatch, _sum_window, "_sum_window_kernel")
     x = seeded_randn(shape[0], width, dtype=dtype, device=device)[:, : shape[1]]
     for mean in (False, True):
         want = (torch.mean if mean else torch.sum)(x.double(), 1)
@@ -797,11 +725,13 @@ def test_long_16bit_rows_off_16_bytes_are_summed_through_aligned_windows(
 
 def test_row_sums_take_windows_only_for_16bit_rows_off_16_bytes(
         monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
-    from flagbot.kernels.ops import _rows_window
+    from flagbot.kernels.ops import _sum_window
+    from flagbot.kernels.ops._sum_window import WINDOW_MIN_ROW
 
-    spy = spy_on(monkeypatch, _rows_window, "_sum_window_kernel")
-    for x in (seeded_randn(3, 5001, device=device),  # fp32
-              seeded_randn(3, 5000, dtype=torch.float16, device=device),  # rows of 8s
+    spy = spy_on(monkeypatch, _sum_window, "_sum_window_kernel")
+    for x in (seeded_randn(3, WINDOW_MIN_ROW + 1, device=device),  # fp32
+              seeded_randn(3, WINDOW_MIN_ROW + 8, dtype=torch.float16, device=device),  # 8s
+              seeded_randn(3, 5001, dtype=torch.float16, device=device),  # too short
               seeded_randn(300, 33, dtype=torch.float16, device=device)):  # many short rows
         assert_close("sum", reduce_dim(x, [1], False, False, None), x.double().sum(1),
                      x.shape[1])

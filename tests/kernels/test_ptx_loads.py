@@ -76,20 +76,6 @@ def _softmax_long(align: int) -> dict[str, Any]:
                                                       "ALIGN": align}}
 
 
-def _softmax_window() -> dict[str, Any]:
-    # 4096x50257 bf16 softmax, contiguous: rows start at every offset from a 16-byte boundary
-    return {"kernel": "flagbot.kernels.ops._rows_window:_softmax_window_kernel",
-            "pointer": "*bf16", "warps": 16, "stages": 3,
-            "constexprs": {"LOG": False, "BLOCK_N": 8192, "VEC": 8}}
-
-
-def _softmax_short_window() -> dict[str, Any]:
-    # 91437x63 bf16 log_softmax: 8 rows a program, one 512-element flat stretch
-    return {"kernel": "flagbot.kernels.ops._rows_window:_softmax_short_window_kernel",
-            "pointer": "*bf16", "warps": 2, "stages": 3,
-            "constexprs": {"LOG": True, "ROWS": 8, "SEG": 64, "FLAT": 512}}
-
-
 def _mm_odd_b(warps: int) -> dict[str, Any]:
     # 511x129x64 fp16: K within one tile and small operands, so B is read in place, its rows
     # 129 apart (2-byte loads staged through registers); the integers a launch marks as
@@ -115,7 +101,7 @@ def _softmax_cols(align_i: int) -> dict[str, Any]:
 
 def _sum_window() -> dict[str, Any]:
     # sum over the last dim of 8x6426023 bf16: one row a program, 4096-element tiles, 8 warps
-    return {"kernel": "flagbot.kernels.ops._rows_window:_sum_window_kernel", "pointer": "*bf16",
+    return {"kernel": "flagbot.kernels.ops._sum_window:_sum_window_kernel", "pointer": "*bf16",
             "types": {"scale": "fp32"}, "warps": 8, "stages": 3,
             "constexprs": {"BLOCK_R": 4096, "VEC": 8}}
 
@@ -126,7 +112,6 @@ def ptx() -> dict[str, str]:
              "gemv_unsplit": _gemv(False), "gemv_split": _gemv(True),
              "sum_stated": _sum_cols(alignment(1064, 127 * 1064)), "sum_bare": _sum_cols(1),
              "long_stated": _softmax_long(alignment(50264)), "long_bare": _softmax_long(1),
-             "window": _softmax_window(), "short_window": _softmax_short_window(),
              "mm_odd_b_picked": _mm_odd_b(8), "gemv_4408": _gemv(False, 4408),
              "cols_stated": _sum_cols_2d(alignment(5782)), "cols_bare": _sum_cols_2d(1),
              "softmax_cols": _softmax_cols(alignment(1000)), "sum_window": _sum_window()}
@@ -183,23 +168,6 @@ def test_long_softmax_rows_load_and_store_vectors_in_both_passes(ptx: dict[str, 
     assert stated.count("ld.global.v4.b32") >= 2 and "st.global.v4.b32" in stated
     assert "ld.global.b16" not in stated and "st.global.b16" not in stated
     assert "ld.global.b16" in bare
-
-
-def test_odd_16bit_rows_read_through_windows_load_and_store_vectors(ptx: dict[str, str]) -> None:
-    # rows of 50257 bf16: the plain long-row kernel can state no alignment (`long_bare`, all
-    # 2-byte accesses); through windows every tile between the first and the last is read and
-    # written in 16-byte vectors, in both passes
-    window = ptx["window"]
-    assert window.count("ld.global.v4.b32") >= 4 and window.count("st.global.v4.b32") >= 2
-
-
-def test_short_odd_16bit_rows_read_as_a_flat_stretch_load_and_store_vectors(
-        ptx: dict[str, str]) -> None:
-    # rows of 63 bf16, 8 a program: the whole programs read and write 16-byte vectors (the
-    # last, partial one 2-byte elements), and regroup rows through shared memory
-    short = ptx["short_window"]
-    assert "ld.global.v4.b32" in short and "st.global.v4.b32" in short
-    assert "ld.shared" in short
 
 
 def test_the_picked_tile_for_odd_rows_read_in_place_does_not_spill(
