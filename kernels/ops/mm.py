@@ -37,6 +37,7 @@ WIDE_TILE_MIN_N = 1024  # 128x256 tiles at half a wave from this many columns (l
 # copied (512x16384x53 fp32 transposed: 0.98x with the copy, 0.63x without).
 SHORT_K, SMALL_OPERANDS = 64, 1 << 19
 COPY_READS = 4  # an unaligned fp32 row-major operand read fewer times than this stays in place
+LARGE_BY_COLUMNS = 1 << 23  # ... as does a 16-bit one stored by columns of this many elements
 IN_PLACE_STAGED = 48  # 2-byte elements a thread may stage a K step (48: 255 registers, no spill)
 
 
@@ -129,13 +130,7 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         if m > 32 and tiles >= FEW_TILES:
             return _split(cfg, m, n, k, TARGET_PROGRAMS, 2, 2 * bk)
         return _split(cfg, m, n, k, TARGET_PROGRAMS, 32 if m <= 16 else 16, 2 * bk)
-    if k <= SHORT_K:
-        # the product is its output's write: mid-sized tiles (8192x2047x13 bf16 64x128 1.25,
-        # 128x256 1.16; 16384x4097x2 fp16 1.08 / 1.09; over 3 random sweeps 41 of 49 such
-        # 16-bit shapes at torch's speed, 29 with 128-row tiles)
-        return MMConfig(64, 128, bk, 4, 4)
-    tiles_128 = cdiv(m, 128) * cdiv(n, 128)
-    if (not a_columns and n >= WIDE_TILE_MIN_N and n % 16 == 0
+    if (not a_columns and n >= WIDE_TILE_MIN_N and n % 16 == 0 and k > SHORT_K // 2
             and cdiv(m, 128) * cdiv(n, 256) >= ONE_WAVE // 2):
         # half a wave of 128x256 tiles or more over columns a multiple of 16: their larger
         # products per load beat more, smaller tiles whatever K (H200 A/B, 2026-11-27, x torch
@@ -143,8 +138,17 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # 941x8192x1024 bf16 0.65 -> 0.85 from 128x128, 3343x1024x16384 fp16 0.61 -> 0.87,
         # 1231x2048x1496 bf16 0.58 -> 0.76, 839x4096x1024 fp16 0.73 -> 0.89 from 64x128).
         # Other column counts lost (1304x3251x787 bf16 2.01 -> 1.71, 1948x1025x627 fp16 1.79
-        # -> 1.49, 3001x2999x1023 bf16 2.36 -> 2.16); 1024^3 bf16, 32 such tiles, keeps 64x128
+        # -> 1.49, 3001x2999x1023 bf16 2.36 -> 2.16); 1024^3 bf16, 32 such tiles, keeps 64x128.
+        # K of 33-64 too, where the product is its output's write (H200 tile run, device time
+        # x torch, 64x128 -> 128x256: 12437x10672x64 bf16 0.54 -> 0.65, 511x16384x64 fp16
+        # 0.74 -> 0.87, 13460x16384x64 bf16 slice 0.52 -> 0.59)
         return MMConfig(128, 256, 64, 8, 3)
+    if k <= SHORT_K:
+        # the product is its output's write: mid-sized tiles (8192x2047x13 bf16 64x128 1.25,
+        # 128x256 1.16; 16384x4097x2 fp16 1.08 / 1.09; over 3 random sweeps 41 of 49 such
+        # 16-bit shapes at torch's speed, 29 with 128-row tiles)
+        return MMConfig(64, 128, bk, 4, 4)
+    tiles_128 = cdiv(m, 128) * cdiv(n, 128)
     if tiles_128 >= TWO_WAVES:
         if (k >= LONG_K or tiles_128 >= WIDE_GRID) and not a_columns:
             # 2048x8192x1449 bf16: 1024 tiles, 128x256 3.57x torch, 128x128 2.62x
@@ -414,11 +418,15 @@ def worth_copying(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool
     2026-11-27: 19x8978x4400 0.66x torch copied, 1.43x in place; 29x11657x2315 0.61x, 1.06x;
     2048x256x4363 0.71x, 0.90x). 16-bit operands and operands stored column by column stay
     copied: read in place the same way, 128x4545x8192 fp16 fell from 0.64x to 0.10x and
-    108x409x892 bf16 transposed from 0.68x to 0.29x."""
+    108x409x892 bf16 transposed from 0.68x to 0.29x. A large 16-bit operand stored column
+    by column (LARGE_BY_COLUMNS elements) read fewer than COPY_READS times is read in place:
+    its copy is a transposing pass over it (103x32768x938 bf16 transposed, 128x128 tiles, on
+    an H200: 0.31x torch with B copied, 0.76x in place)."""
     m, n = a.shape[0], b.shape[1]
 
     def in_place(t: torch.Tensor, reads: int) -> bool:
-        return t.dtype == torch.float32 and t.stride(1) == 1 and reads < COPY_READS
+        by_columns = t.element_size() == 2 and t.stride(0) == 1 and t.numel() >= LARGE_BY_COLUMNS
+        return (t.dtype == torch.float32 and t.stride(1) == 1 or by_columns) and reads < COPY_READS
 
     return (m > 64 and not in_place(a, cdiv(n, cfg.block_n)),
             not in_place(b, cdiv(m, cfg.block_m)))

@@ -226,6 +226,10 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     for m, n, k in ((1231, 2048, 1496), (3343, 1024, 16384), (419, 8192, 608)):
         assert mm_config(m, n, k, torch.bfloat16) == MMConfig(128, 256, 64, 8, 3)
     assert mm_config(1304, 3251, 787, torch.bfloat16).block_n == 128  # N not a multiple of 16
+    # ... and K of 33-64 (the product is its output's write); shorter K keeps 64x128
+    assert mm_config(12437, 10672, 64, torch.bfloat16) == MMConfig(128, 256, 64, 8, 3)
+    assert mm_config(12437, 10672, 32, torch.bfloat16).block_n == 128
+    assert mm_config(8192, 2047, 13, torch.bfloat16).block_n == 128
     assert mm_config(3001, 2999, 1023, torch.bfloat16).block_n == 128
     assert mm_config(1024, 1024, 1024, torch.bfloat16).block_n == 128  # 32 such tiles
     assert mm_config(2047, 1024, 16384, f16).block_n == 128  # 64: under half a wave
@@ -310,7 +314,7 @@ def test_mm_short_k_reads_unaligned_operands_in_place(m: int, n: int, k: int,
 
 
 def test_an_fp32_row_major_operand_read_a_few_times_is_not_copied() -> None:
-    from flagbot.kernels.ops.mm import COPY_READS, worth_copying
+    from flagbot.kernels.ops.mm import COPY_READS, LARGE_BY_COLUMNS, worth_copying
 
     def rows(r: int, c: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         return torch.empty_strided((r, c), (c + 1, 1), dtype=dtype, device="meta")
@@ -332,6 +336,13 @@ def test_an_fp32_row_major_operand_read_a_few_times_is_not_copied() -> None:
         assert worth_copying(rows(128, 8192, dtype), rows(8192, 4545, dtype), cfg) == (
             True, True)
     assert worth_copying(cols(108, 892), cols(892, 409), cfg) == (True, True)
+    # ... except a large 16-bit one stored by columns, read fewer than COPY_READS times
+    wide = cols(938, LARGE_BY_COLUMNS // 938 + 1, torch.bfloat16)
+    assert worth_copying(cols(64 * (COPY_READS - 1), 938, torch.bfloat16), wide, cfg) == (
+        True, False)
+    assert worth_copying(cols(64 * COPY_READS, 938, torch.bfloat16), wide, cfg) == (True, True)
+    assert worth_copying(rows(128, 938, torch.bfloat16),
+                         rows(938, LARGE_BY_COLUMNS // 938 + 1, torch.bfloat16), cfg)[1]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -359,6 +370,13 @@ def test_mm_reads_fp32_rows_in_place_and_copies_the_rest(
     assert_close("mm", mm(a, bt, config=MMConfig(32, 32, 16, 4, 1)), a.double() @ b.double(),
                  70)
     assert (70, 33) in copied
+    copied.clear()
+    # ... unless it is a large 16-bit one read fewer than COPY_READS times (the bound lowered
+    # here: B read three times by 32-row tiles)
+    monkeypatch.setattr(mm_module, "LARGE_BY_COLUMNS", bt.numel())
+    assert_close("mm", mm(a, bt, config=MMConfig(32, 32, 16, 4, 1)), a.double() @ b.double(),
+                 70)
+    assert (70, 33) in copied if dtype == torch.float32 else (70, 33) not in copied
 
 
 def test_mm_strides_multiple_of_8_but_not_16(device: torch.device) -> None:
