@@ -32,6 +32,7 @@ SPLIT_MIN_K = 1024  # m > 64, 16-bit: only a K this long splits (1288x257x637 bf
 #                     0.78x torch, unsplit 1.01x)
 NARROW_MIN_SPLIT_K = 4096  # ... and under this, 64x64 tiles that fill the grid go unsplit
 WIDE_TILE_MIN_N = 1024  # 128x256 tiles at half a wave from this many columns (less wastes them)
+SHORT_K_WIDE_N = 8192  # ... and from this many where K is 33-64
 # K within one tile and small operands: no padded copies, which cost more than the product
 # there (2048x929x30 fp16: 0.11x torch with them, 1.04x without); large operands are still
 # copied (512x16384x53 fp32 transposed: 0.98x with the copy, 0.63x without).
@@ -130,8 +131,8 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         if m > 32 and tiles >= FEW_TILES:
             return _split(cfg, m, n, k, TARGET_PROGRAMS, 2, 2 * bk)
         return _split(cfg, m, n, k, TARGET_PROGRAMS, 32 if m <= 16 else 16, 2 * bk)
-    if (not a_columns and n >= WIDE_TILE_MIN_N and n % 16 == 0 and k > SHORT_K // 2
-            and cdiv(m, 128) * cdiv(n, 256) >= ONE_WAVE // 2):
+    if (not a_columns and n >= (WIDE_TILE_MIN_N if k > SHORT_K else SHORT_K_WIDE_N)
+            and n % 16 == 0 and k > SHORT_K // 2 and cdiv(m, 128) * cdiv(n, 256) >= ONE_WAVE // 2):
         # half a wave of 128x256 tiles or more over columns a multiple of 16: their larger
         # products per load beat more, smaller tiles whatever K (H200 A/B, 2026-11-27, x torch
         # launch-inclusive, earlier pick -> 128x256: 419x8192x608 bf16 0.61 -> 0.83 and
@@ -139,9 +140,10 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # 1231x2048x1496 bf16 0.58 -> 0.76, 839x4096x1024 fp16 0.73 -> 0.89 from 64x128).
         # Other column counts lost (1304x3251x787 bf16 2.01 -> 1.71, 1948x1025x627 fp16 1.79
         # -> 1.49, 3001x2999x1023 bf16 2.36 -> 2.16); 1024^3 bf16, 32 such tiles, keeps 64x128.
-        # K of 33-64 too, where the product is its output's write (H200 tile run, device time
-        # x torch, 64x128 -> 128x256: 12437x10672x64 bf16 0.54 -> 0.65, 511x16384x64 fp16
-        # 0.74 -> 0.87, 13460x16384x64 bf16 slice 0.52 -> 0.59)
+        # K of 33-64 too, where the product is its output's write, over rows of 8192 or more
+        # (H200 A/B, x torch launch-inclusive, 64x128 -> 128x256: 16384x16384x63 bf16 1.11 ->
+        # 1.48, 12437x10672x64 bf16 0.56 -> 0.67, 511x16384x64 fp16 0.70 -> 0.80; 4312x1024x64
+        # fp16 lost, 0.82 -> 0.70)
         return MMConfig(128, 256, 64, 8, 3)
     if k <= SHORT_K:
         # the product is its output's write: mid-sized tiles (8192x2047x13 bf16 64x128 1.25,
@@ -421,7 +423,7 @@ def worth_copying(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool
     108x409x892 bf16 transposed from 0.68x to 0.29x. A large 16-bit operand stored column
     by column (LARGE_BY_COLUMNS elements) read fewer than COPY_READS times is read in place:
     its copy is a transposing pass over it (103x32768x938 bf16 transposed, 128x128 tiles, on
-    an H200: 0.31x torch with B copied, 0.76x in place)."""
+    an H200: 0.30x torch with B copied, 1.47x in place in the A/B)."""
     m, n = a.shape[0], b.shape[1]
 
     def in_place(t: torch.Tensor, reads: int) -> bool:

@@ -226,9 +226,11 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     for m, n, k in ((1231, 2048, 1496), (3343, 1024, 16384), (419, 8192, 608)):
         assert mm_config(m, n, k, torch.bfloat16) == MMConfig(128, 256, 64, 8, 3)
     assert mm_config(1304, 3251, 787, torch.bfloat16).block_n == 128  # N not a multiple of 16
-    # ... and K of 33-64 (the product is its output's write); shorter K keeps 64x128
+    # ... and K of 33-64 over rows of SHORT_K_WIDE_N or more (the product is its output's
+    # write); shorter K keeps 64x128
     assert mm_config(12437, 10672, 64, torch.bfloat16) == MMConfig(128, 256, 64, 8, 3)
     assert mm_config(12437, 10672, 32, torch.bfloat16).block_n == 128
+    assert mm_config(4312, 1024, 64, torch.float16).block_n == 128  # narrower rows: 64x128
     assert mm_config(8192, 2047, 13, torch.bfloat16).block_n == 128
     assert mm_config(3001, 2999, 1023, torch.bfloat16).block_n == 128
     assert mm_config(1024, 1024, 1024, torch.bfloat16).block_n == 128  # 32 such tiles
