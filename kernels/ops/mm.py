@@ -250,8 +250,8 @@ GEMV_BLOCK_R = 32
 SMALL_GEMV = (256, 2048, 4096)
 GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
 # one row times a 16-bit matrix stored row by row (see row_times_wide_matrix): outputs from
-# which aligned rows take the tile kernel, and the span of outputs unaligned rows take 16-output
-# GEMV programs in (the spans the tile runs measured)
+# which aligned rows take its kernels (32-output GEMV programs or the tile kernel), and the
+# span of outputs unaligned rows take 16-output GEMV programs in (the spans the runs measured)
 ALONG_N_TILES = 1024
 ALONG_N_WIDE = 16384  # from this many aligned outputs gemv_config's pick (1x16384x3433 bf16:
 #                       2.03x torch, the tile kernel 1.78x, on an H200)
