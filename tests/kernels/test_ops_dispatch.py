@@ -180,10 +180,14 @@ def test_operands_read_in_place_with_odd_rows_get_warps_enough_not_to_spill(
         return cfg
 
     # K within one tile, small operands: B read in place, its rows 129 apart: 64x128x64 tiles
-    # stage 64 elements a thread on 4 warps, 32 on 8
-    assert picked(511, 129, 64).warps == 8
-    assert picked(511, 128, 64).warps == 4  # rows 128 apart: asynchronous copies
-    assert picked(511, 130, 64).warps == 4  # 130: 4-byte steps, copied asynchronously too
+    # stage 64 elements a thread on 4 warps, 32 on 8; the 32x64 tiles such small products
+    # take stage 48 on 4
+    tile = MMConfig(64, 128, 64, 4, 4, copy_unaligned=False)
+    odd_b = (torch.empty(511, 64, dtype=f16), torch.empty(64, 129, dtype=f16))
+    assert in_place_warps(tile, *odd_b).warps == 8
+    assert in_place_warps(tile, odd_b[0], torch.empty(64, 128, dtype=f16)).warps == 4  # 128
+    assert picked(511, 129, 64) == MMConfig(32, 64, 64, 4, 4, copy_unaligned=False)
+    assert in_place_warps(tile, odd_b[0], torch.empty(64, 130, dtype=f16)).warps == 4  # 4-byte
     assert picked(269, 129, 700).warps == 4  # copied to aligned rows first
     # up to 64 rows: A (K 543) and B (N 2047) both in place
     assert picked(55, 2047, 543).warps == 8
@@ -821,3 +825,28 @@ def test_strided_output_follows_the_dense_operands_layout(case: str, dtype: torc
         # the innermost dim the kernel walks (its column stride, argument 9 for x, 12 for y)
         # is the dense operand's contiguous one
         assert args[9 if dense is x else 12] == 1, (case, args[6:13])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "t"])
+def test_small_16bit_products_over_a_short_k_read_unaligned_operands_in_place(
+        layout: str, device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flagbot.kernels.ops import mm as mm_module
+    from flagbot.kernels.ops.mm import SMALL_OPERANDS, SMALL_PRODUCT_K, mm_config
+
+    f16 = torch.float16
+    # more than 64 rows, K of up to three tiles, small operands: 32x64 tiles, nothing copied
+    assert mm_config(79, 289, 127, f16) == MMConfig(32, 64, 64, 4, 4, copy_unaligned=False)
+    assert mm_config(79, 289, SMALL_PRODUCT_K + 1, f16).copy_unaligned
+    assert mm_config(79, SMALL_OPERANDS // 127, 127, f16).copy_unaligned  # large operands
+    assert mm_config(79, 289, 127, torch.float32).block_n != 64  # fp32 keeps its tiles
+    copied: list[tuple[int, ...]] = []
+    real = mm_module._aligned
+    monkeypatch.setattr(mm_module, "_aligned",
+                        lambda t: copied.append(tuple(t.shape)) or real(t))
+    # rows (or columns) an odd number of elements apart, K a full tile and a masked tail
+    a = seeded_randn(67, 131, dtype=f16, device=device)
+    b = seeded_randn(131, 37, dtype=f16, seed=1, device=device)
+    if layout == "t":
+        a, b = a.t().contiguous().t(), b.t().contiguous().t()
+    assert_close("mm", mm(a, b), a.double() @ b.double(), 131)
+    assert copied == []

@@ -20,7 +20,7 @@ import pytest
 import torch
 
 from flagbot.kernels.ops._rows import alignment
-from flagbot.kernels.ops.mm import picked_config
+from flagbot.kernels.ops.mm import MMConfig, in_place_warps, picked_config
 
 from .benchmarks_support import load_benchmark
 
@@ -76,15 +76,16 @@ def _softmax_long(align: int) -> dict[str, Any]:
                                                       "ALIGN": align}}
 
 
-def _mm_odd_b(warps: int) -> dict[str, Any]:
+def _mm_odd_b(warps: int, block_m: int = 64, block_n: int = 128) -> dict[str, Any]:
     # 511x129x64 fp16: K within one tile and small operands, so B is read in place, its rows
     # 129 apart (2-byte loads staged through registers); the integers a launch marks as
     # multiples of 16 (K, the split length, A's row step) marked so
     return {"kernel": "flagbot.kernels.ops.mm:_mm_kernel", "pointer": "*fp16",
             "warps": warps, "stages": 4, "divisible": ["K", "k_per_split", "stride_am"],
             "constexprs": {
-                "stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "stride_cs": 0, "BLOCK_M": 64,
-                "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "DOT_PRECISION": "tf32",
+                "stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "stride_cs": 0,
+                "BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": 64, "GROUP_M": 8,
+                "DOT_PRECISION": "tf32",
                 "ALIGN_AM": alignment(64), "ALIGN_AK": 1, "ALIGN_BK": alignment(129),
                 "ALIGN_BN": 1, "ALIGN_ML": alignment(511), "ALIGN_NL": alignment(129),
                 "ALIGN_C": alignment(129), "NO_TAIL": False}}
@@ -112,7 +113,8 @@ def ptx() -> dict[str, str]:
              "gemv_unsplit": _gemv(False), "gemv_split": _gemv(True),
              "sum_stated": _sum_cols(alignment(1064, 127 * 1064)), "sum_bare": _sum_cols(1),
              "long_stated": _softmax_long(alignment(50264)), "long_bare": _softmax_long(1),
-             "mm_odd_b_picked": _mm_odd_b(8), "gemv_4408": _gemv(False, 4408),
+             "mm_odd_b_picked": _mm_odd_b(8), "mm_odd_b_small": _mm_odd_b(4, 32, 64),
+             "gemv_4408": _gemv(False, 4408),
              "cols_stated": _sum_cols_2d(alignment(5782)), "cols_bare": _sum_cols_2d(1),
              "softmax_cols": _softmax_cols(alignment(1000)), "sum_window": _sum_window()}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
@@ -172,15 +174,19 @@ def test_long_softmax_rows_load_and_store_vectors_in_both_passes(ptx: dict[str, 
 
 def test_the_picked_tile_for_odd_rows_read_in_place_does_not_spill(
         ptx: dict[str, str]) -> None:
-    # the warps in_place_warps picks for 511x129x64 fp16 (8): on 4 warps the same tile takes
-    # 255 registers and spills about 1 KB a thread
-    cfg = picked_config(torch.empty(511, 64, dtype=torch.float16),
-                        torch.empty(64, 129, dtype=torch.float16))
-    assert cfg.warps == 8
-    report = load_benchmark("aot_ptx").ptxas_report(ptx["mm_odd_b_picked"])
-    if report is None:
-        pytest.skip("no ptxas here reads this PTX")
-    assert report["spill_stores"] == 0, report
+    # the warps in_place_warps picks for 64x128x64 tiles over 511x129x64 fp16 (8): on 4 warps
+    # the same tile takes 255 registers and spills about 1 KB a thread; and the 32x64 tiles on
+    # 4 warps the rules pick for that product (48 staged elements a thread)
+    a, b = torch.empty(511, 64, dtype=torch.float16), torch.empty(64, 129, dtype=torch.float16)
+    assert in_place_warps(MMConfig(64, 128, 64, 4, 4, copy_unaligned=False), a, b).warps == 8
+    picked = picked_config(a, b)
+    assert isinstance(picked, MMConfig)
+    assert (picked.block_m, picked.block_n, picked.warps) == (32, 64, 4)
+    for name in ("mm_odd_b_picked", "mm_odd_b_small"):
+        report = load_benchmark("aot_ptx").ptxas_report(ptx[name])
+        if report is None:
+            pytest.skip("no ptxas here reads this PTX")
+        assert report["spill_stores"] == 0, (name, report)
 
 def test_gemv_rows_along_n_load_vectors_once_the_outputs_bound_is_stated(
         ptx: dict[str, str]) -> None:
