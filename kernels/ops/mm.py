@@ -37,7 +37,7 @@ SHORT_K_WIDE_N = 8192  # ... and from this many where K is 33-64
 # there (2048x929x30 fp16: 0.11x torch with them, 1.04x without); large operands are still
 # copied (512x16384x53 fp32 transposed: 0.98x with the copy, 0.63x without).
 SHORT_K, SMALL_OPERANDS = 64, 1 << 19
-SMALL_PRODUCT_K = 192  # 16-bit, more than 64 rows: K of up to three tiles, small operands
+SMALL_PRODUCT_K = 192  # 16-bit, more than 64 rows: K of 33 to three tiles, small operands
 COPY_READS = 4  # an unaligned fp32 row-major operand read fewer times than this stays in place
 LARGE_BY_COLUMNS = 1 << 23  # ... as does a 16-bit one stored by columns of this many elements
 IN_PLACE_STAGED = 48  # 2-byte elements a thread may stage a K step (48: 255 registers, no spill)
@@ -132,7 +132,7 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         if m > 32 and tiles >= FEW_TILES:
             return _split(cfg, m, n, k, TARGET_PROGRAMS, 2, 2 * bk)
         return _split(cfg, m, n, k, TARGET_PROGRAMS, 32 if m <= 16 else 16, 2 * bk)
-    if (k <= SMALL_PRODUCT_K and m * k + k * n <= SMALL_OPERANDS
+    if (SHORT_K // 2 < k <= SMALL_PRODUCT_K and m * k + k * n <= SMALL_OPERANDS
             and cdiv(m, 64) * cdiv(n, 128) < ONE_WAVE):
         # a small product over a K of a few tiles: the copies of operands off 16 bytes cost
         # more than reading them in place, and 32x64 tiles give the grid more programs (H200

@@ -834,9 +834,10 @@ def test_small_16bit_products_over_a_short_k_read_unaligned_operands_in_place(
     from flagbot.kernels.ops.mm import SMALL_OPERANDS, SMALL_PRODUCT_K, mm_config
 
     f16 = torch.float16
-    # more than 64 rows, K of up to three tiles, small operands: 32x64 tiles, nothing copied
+    # more than 64 rows, K of 33 to three tiles, small operands: 32x64 tiles, nothing copied
     assert mm_config(79, 289, 127, f16) == MMConfig(32, 64, 64, 4, 4, copy_unaligned=False)
     assert mm_config(79, 289, SMALL_PRODUCT_K + 1, f16).copy_unaligned
+    assert mm_config(79, 289, 32, f16).block_n == 128  # K within half a tile: the output's write
     assert mm_config(79, SMALL_OPERANDS // 127, 127, f16).copy_unaligned  # large operands
     assert mm_config(79, 289, 127, torch.float32).block_n != 64  # fp32 keeps its tiles
     copied: list[tuple[int, ...]] = []
