@@ -21,6 +21,7 @@ import triton.language as tl
 
 from flagbot.kernels.ops._host import cdiv, fewer_rows, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
+from flagbot.kernels.ops._norm_split import norm_split_rows
 from flagbot.kernels.ops._rows_split import (
     SPLIT_BLOCK,
     softmax_split_rows,
@@ -419,6 +420,10 @@ def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
                                  BLOCK_N=block, ROWS=rows,
                                  ALIGN=alignment(n, view.stride(0)),
                                  num_warps=row_warps(block * rows))
+    elif (chunk := split_chunks(m, n, min(SPLIT_BLOCK, max_row_block))) < n:
+        # fewer rows than the GPU has room for: chunks of each row go to separate programs
+        norm_split_rows(view, w, b, out, eps, flags, alignment(n, view.stride(0)), chunk,
+                        min(SPLIT_BLOCK, max_row_block))
     else:
         tile = min(LONG_BLOCK, max_row_block)
         kernel = _norm_long_kernel

@@ -851,3 +851,47 @@ def test_small_16bit_products_over_a_short_k_read_unaligned_operands_in_place(
         a, b = a.t().contiguous().t(), b.t().contiguous().t()
     assert_close("mm", mm(a, b), a.double() @ b.double(), 131)
     assert copied == []
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("m", "n", "stride"), [(3, 131, 131), (1, 257, 257), (5, 130, 141)])
+def test_few_long_rows_are_normalised_in_chunks_that_programs_share(
+        m: int, n: int, stride: int, dtype: torch.dtype, monkeypatch: pytest.MonkeyPatch,
+        device: torch.device) -> None:
+    import torch.nn.functional as F
+
+    from flagbot.kernels.ops import _norm_split
+    from flagbot.kernels.ops.layer_norm import layer_norm
+    from flagbot.kernels.ops.rms_norm import rms_norm
+
+    # 16-element tiles (max_row_block): rows of 131 (a last partial tile and a chunk that
+    # holds only part of one), one row of 257, and rows 141 apart (a slice); an offset mean
+    # of 5, so that the chunks' shifted sums must not cancel
+    stats = spy_on(monkeypatch, _norm_split, "_norm_chunk_stats_kernel")
+    long_rows = spy_on(monkeypatch, _rows, "_norm_long_kernel")
+    x = (seeded_randn(m, stride, device=device) + 5).to(dtype)[:, :n]
+    w = seeded_randn(n, seed=1, device=device).to(dtype)
+    b = seeded_randn(n, seed=2, device=device).to(dtype)
+    xd, wd, bd = x.double(), w.double(), b.double()
+    assert_close("layer_norm", layer_norm(x, (n,), w, b, max_row_block=16),
+                 F.layer_norm(xd, (n,), wd, bd), n)
+    assert_close("layer_norm", layer_norm(x, (n,), max_row_block=16), F.layer_norm(xd, (n,)), n)
+    assert_close("rms_norm", rms_norm(x, (n,), w, 1e-6, max_row_block=16),
+                 F.rms_norm(xd, (n,), wd, 1e-6), n)
+    assert len(stats.launches) == 3 and long_rows.launches == []
+    (grid, _, _) = stats.launches[0]
+    assert grid[0] == m and grid[1] > 1  # several chunks a row
+
+
+def test_norm_rows_keep_one_program_each_where_splitting_would_not_pay(
+        monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
+    from flagbot.kernels.ops import _norm_split
+    from flagbot.kernels.ops.layer_norm import layer_norm
+
+    stats = spy_on(monkeypatch, _norm_split, "_norm_chunk_stats_kernel")
+    for x in (seeded_randn(_rows_split.SPLIT_MAX_ROWS, 131, device=device),  # rows enough
+              seeded_randn(3, 40, device=device)):  # under MIN_CHUNK_TILES tiles a chunk
+        got = layer_norm(x, (x.shape[1],), max_row_block=16)
+        assert_close("layer_norm", got, torch.nn.functional.layer_norm(
+            x.double(), (x.shape[1],)), x.shape[1])
+    assert stats.launches == []

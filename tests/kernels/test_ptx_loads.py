@@ -107,6 +107,20 @@ def _sum_window() -> dict[str, Any]:
             "constexprs": {"BLOCK_R": 4096, "VEC": 8}}
 
 
+def _norm_split(stats: bool) -> dict[str, Any]:
+    # rms_norm of 16x262144 fp32 in chunks: rows of a multiple of 4 elements, 4096-element
+    # tiles, 8 warps, a chunk length the launch marks (a multiple of the tile); the chunk sums
+    # are fp32 and so is eps
+    constexprs: dict[str, Any] = {"RMS": True, "BLOCK_N": 4096, "ALIGN": alignment(262144)}
+    if not stats:
+        constexprs.update(HAS_W=True, HAS_B=False, CHUNKS=32)
+    name = "_norm_chunk_stats_kernel" if stats else "_norm_chunk_out_kernel"
+    return {"kernel": f"flagbot.kernels.ops._norm_split:{name}", "pointer": "*fp32",
+            "types": {"eps": "fp32"}, "warps": 8, "stages": 3,
+            "divisible": ["n", "stride_row", "chunk"],
+            "constexprs": constexprs}
+
+
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, str]:
     specs = {"mm_stated": _mm(alignment(1080)), "mm_bare": _mm(1),
@@ -116,7 +130,8 @@ def ptx() -> dict[str, str]:
              "mm_odd_b_picked": _mm_odd_b(8), "mm_odd_b_small": _mm_odd_b(4, 32, 64),
              "gemv_4408": _gemv(False, 4408),
              "cols_stated": _sum_cols_2d(alignment(5782)), "cols_bare": _sum_cols_2d(1),
-             "softmax_cols": _softmax_cols(alignment(1000)), "sum_window": _sum_window()}
+             "softmax_cols": _softmax_cols(alignment(1000)), "sum_window": _sum_window(),
+             "norm_stats": _norm_split(True), "norm_out": _norm_split(False)}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(BENCHMARKS / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -223,3 +238,9 @@ def test_mm_stores_vectors_once_the_outputs_bound_is_stated(ptx: dict[str, str])
 def test_odd_16bit_rows_summed_through_windows_load_vectors(ptx: dict[str, str]) -> None:
     # the whole tiles between the masked first and last: 16-byte loads
     assert "ld.global.v4.b32" in ptx["sum_window"]
+
+
+def test_norm_chunks_load_and_store_vectors(ptx: dict[str, str]) -> None:
+    # both launches of the split norms stream their chunks in 16-byte vectors
+    assert "ld.global.v4.b32" in ptx["norm_stats"]
+    assert "ld.global.v4.b32" in ptx["norm_out"] and "st.global.v4.b32" in ptx["norm_out"]
