@@ -9,7 +9,8 @@
 # log so far to $OUT (default ./out; the per-stage results as parts.tgz); the sweep itself runs
 # on until it ends. Wheels, when present, are in .whl/ (flag_gems 5.0.2 and its missing
 # dependencies). A parts.tgz from an earlier machine, placed in .dev-sweep/, is unpacked first:
-# pass `--resume` to measure only the rows it lacks.
+# pass `--resume` to measure only the rows it lacks (benchmarks/sweep_forget.py drops the rows
+# a later change of the kernels launches differently, so that they are measured again).
 set -u
 OUT=${OUT:-out}; W=${SWEEP_DIR:-/tmp/bench-sweep}; WAIT=${WAIT:-540}
 mkdir -p "$OUT"

@@ -1,0 +1,92 @@
+"""Forget the rows of a sweep's saved parts that a later change of the kernels measures
+differently, so that `bench_kernels.py --resume` (or `device_sweep.sh start ... --resume`)
+measures just those rows again with the tree as it is now.
+
+Run (here or on the device machine, repository root, flagbot installed from it):
+    python benchmarks/sweep_forget.py PARTS.tgz PATCH [--ops mm,layer_norm] [--dry-run]
+PARTS.tgz is what device_sweep.sh saves (`sweep.parts/<stage>-part-<i>.json`); PATCH is a
+unified diff from the tree this checkout is to the tree the parts were measured with (`git
+diff HEAD <the sweep's commit> > back.patch`): the rows whose kernel launches differ between
+the two (`ab_rows.changed_rows`, found on the CPU) are dropped from every part, and each
+stage that lost rows is marked incomplete. The archive is rewritten in place (the old one kept
+beside it as PARTS.tgz.bak); `--dry-run` only lists the rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ab_rows  # noqa: E402 - the benchmark's own folder, found by path
+import ptx_audit  # noqa: E402
+import sweep_pool  # noqa: E402
+
+
+def forget(parts: Path, names: set[str]) -> dict[str, int]:
+    """Drop the rows named `op case dtype layout` from every part file in the folder `parts`;
+    {part file name: rows dropped} for the parts that lost any (those are marked incomplete)."""
+    dropped: dict[str, int] = {}
+    for path in sorted(parts.glob("*-part-*.json")):
+        part = json.loads(path.read_text(encoding="utf-8"))
+        before = len(part["rows"]) + sum(len(s["rows"]) for s in part["random"])
+        part["rows"] = [r for r in part["rows"] if ptx_audit.row_name(r) not in names]
+        for sweep in part["random"]:
+            sweep["rows"] = [r for r in sweep["rows"] if ptx_audit.row_name(r) not in names]
+        lost = before - len(part["rows"]) - sum(len(s["rows"]) for s in part["random"])
+        if lost:
+            part["complete"] = False
+            path.write_text(json.dumps(part), encoding="utf-8")
+            dropped[path.name] = lost
+    return dropped
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("archive", type=Path)
+    p.add_argument("patch", type=Path)
+    p.add_argument("--ops", default=",".join(ptx_audit.AUDITED))
+    p.add_argument("--dry-run", action="store_true")
+    args = p.parse_args(argv)
+    for path in (args.archive, args.patch):
+        if not path.is_file():
+            p.error(f"{path}: no such file")
+    ops = [o for o in args.ops.split(",") if o]
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        try:
+            with tarfile.open(args.archive) as tar:
+                tar.extractall(work, filter="data")
+        except (tarfile.TarError, OSError) as exc:
+            p.error(f"{args.archive}: not a readable parts archive ({exc})")
+        parts = work / "sweep.parts"
+        merged = sweep_pool.merge(sorted(parts.glob("*-part-*.json")))
+        if merged is None:
+            p.error(f"{args.archive}: no sweep.parts/*-part-*.json inside")
+        results = work / "merged.json"
+        results.write_text(json.dumps(merged), encoding="utf-8")
+        site = ab_rows.build_head(args.patch, work / "head")
+        names = ab_rows.changed_rows(results, ops, work, site)
+        print(f"sweep_forget: {len(names)} rows launch differently in the two trees",
+              file=sys.stderr)
+        for name in sorted(names):
+            print(name)
+        if args.dry_run or not names:
+            return 0
+        dropped = forget(parts, names)
+        shutil.copy(args.archive, args.archive.with_name(args.archive.name + ".bak"))
+        with tarfile.open(args.archive, "w:gz") as tar:
+            tar.add(parts, arcname="sweep.parts")
+        for name, count in dropped.items():
+            print(f"sweep_forget: {name}: {count} rows dropped, marked incomplete",
+                  file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

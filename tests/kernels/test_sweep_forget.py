@@ -1,0 +1,87 @@
+"""benchmarks/sweep_forget.py: the rows of a saved sweep whose launches a patch changes are
+dropped from its parts (found on the CPU in both trees), their stages marked incomplete so
+that a resumed sweep measures them again; nothing else is touched."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .benchmarks_support import load_benchmark
+
+
+@pytest.fixture(scope="module")
+def forget() -> Any:
+    return load_benchmark("sweep_forget")
+
+
+def _row(key: str, op: str, case: str) -> dict[str, Any]:
+    return {"key": key, "op": op, "case": case, "dtype": "float16", "layout": "contiguous",
+            "vs_torch": 1.0, "device_vs_torch": 1.0, "accuracy": "ok",
+            "us": {"generic": 10.0, "torch": 10.0}, "device_us": {"generic": 10.0, "torch": 10.0}}
+
+
+def _archive(tmp_path: Path) -> Path:
+    meta = {"device": {"name": "H200", "index": 0}, "copy_gbps": 4000.0, "complete": True,
+            "shard": "0/1"}
+    parts = tmp_path / "sweep.parts"
+    parts.mkdir(parents=True)
+    (parts / "fixed-part-0.json").write_text(json.dumps(
+        {**meta, "rows": [_row("fixed:0", "mm", "512x512x512")], "random": []}))
+    (parts / "seed-7-part-0.json").write_text(json.dumps(
+        {**meta, "rows": [], "random": [{"seed": 7, "count": 3, "rows": [
+            _row("random:7:0", "mm", "73x2047x4096"), _row("random:7:1", "mm", "2048x2048x64"),
+            _row("random:7:2", "add", "9x7")]}]}))
+    archive = tmp_path / "parts.tgz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(parts, arcname="sweep.parts")
+    return archive
+
+
+def _patch(forget: Any, tmp_path: Path) -> Path:
+    # the tree the parts were "measured with" never split K for 16-bit products over 64 rows:
+    # of the three mm rows only 73x2047x4096 (32 tiles, split here) launches differently
+    rules = Path(forget.ab_rows.ROOT) / "kernels" / "ops" / "mm.py"
+    text = rules.read_text(encoding="utf-8")
+    assert "\nSPLIT_MIN_K = 1024 " in text
+    patch = tmp_path / "back.patch"
+    patch.write_text("".join(difflib.unified_diff(
+        text.splitlines(True),
+        text.replace("\nSPLIT_MIN_K = 1024 ", "\nSPLIT_MIN_K = 1 << 30 ").splitlines(True),
+        "a/kernels/ops/mm.py", "b/kernels/ops/mm.py")))
+    return patch
+
+
+def test_the_changed_rows_are_dropped_and_their_stage_marked_incomplete(
+        forget: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    archive = _archive(tmp_path / "in")
+    original = archive.read_bytes()
+    patch = _patch(forget, tmp_path)
+    assert forget.main([str(archive), str(patch), "--dry-run"]) == 0
+    assert capsys.readouterr().out.split("\n")[0] == "mm 73x2047x4096 float16 contiguous"
+    assert archive.read_bytes() == original  # a dry run writes nothing
+    assert forget.main([str(archive), str(patch)]) == 0
+    assert (tmp_path / "in" / "parts.tgz.bak").read_bytes() == original
+    out = tmp_path / "out"
+    with tarfile.open(archive) as tar:
+        tar.extractall(out, filter="data")
+    seed = json.loads((out / "sweep.parts" / "seed-7-part-0.json").read_text())
+    assert [r["case"] for r in seed["random"][0]["rows"]] == ["2048x2048x64", "9x7"]
+    assert seed["complete"] is False
+    fixed = json.loads((out / "sweep.parts" / "fixed-part-0.json").read_text())
+    assert fixed["complete"] is True and len(fixed["rows"]) == 1
+
+
+def test_bad_arguments_are_refused_with_the_reason(forget: Any, tmp_path: Path) -> None:
+    patch = _patch(forget, tmp_path)
+    with pytest.raises(SystemExit):
+        forget.main([str(tmp_path / "missing.tgz"), str(patch)])
+    junk = tmp_path / "junk.tgz"
+    junk.write_text("not an archive")
+    with pytest.raises(SystemExit):
+        forget.main([str(junk), str(patch)])
