@@ -79,6 +79,15 @@ class RowsConfig:
     warps: int
 
 
+@dataclass(frozen=True)
+class LoopConfig:
+    """The looped norm kernel's launch (benchmarks, tests): one row a program, walked in tiles
+    of `tile` elements (a power of two) by `warps` warps."""
+
+    tile: int
+    warps: int
+
+
 # softmax's short rows: small tiles, 1-4 warps, enough programs (H100, 2026-11-26, 38 shapes x
 # up to 40 launches, benchmarks/bench_row_tiles.py, then three random sweeps; x torch):
 # 4096-element tiles at 8 warps left 33x4654x129 bf16 at 0.56x, 64x2207x129 fp16 log_softmax
@@ -383,8 +392,11 @@ def _norm_long_kernel(x_ptr, w_ptr, b_ptr, out_ptr, n, stride_row, eps, RMS: tl.
 
 def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
                    weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float,
-                   rms: bool, max_row_block: int = MAX_ROW_BLOCK) -> torch.Tensor:
-    """layer_norm (rms=False) or rms_norm (rms=True) over the trailing `normalized_shape` dims."""
+                   rms: bool, max_row_block: int = MAX_ROW_BLOCK,
+                   config: RowsConfig | LoopConfig | None = None) -> torch.Tensor:
+    """layer_norm (rms=False) or rms_norm (rms=True) over the trailing `normalized_shape` dims;
+    `config` forces a launch (benchmarks, tests): a RowsConfig the whole-row kernel (rows that
+    fit its tile), a LoopConfig the looped one."""
     shape = tuple(int(s) for s in ([normalized_shape] if isinstance(normalized_shape, int)
                                     else normalized_shape))
     k = len(shape)
@@ -413,13 +425,17 @@ def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
     flags = {"RMS": rms, "HAS_W": weight is not None, "HAS_B": bias is not None}
     block = row_block(n)
     kernel: Any
-    if block <= max_row_block:
-        rows = rows_of(block)
+    if isinstance(config, RowsConfig) or block <= max_row_block and config is None:
+        rows = config.rows if config else rows_of(block)
         kernel = _norm_rows_kernel
         kernel[(cdiv(m, rows),)](view, w, b, out, m, n, view.stride(0), eps, **flags,
                                  BLOCK_N=block, ROWS=rows,
                                  ALIGN=alignment(n, view.stride(0)),
-                                 num_warps=row_warps(block * rows))
+                                 num_warps=config.warps if config else row_warps(block * rows))
+    elif isinstance(config, LoopConfig):
+        kernel = _norm_long_kernel
+        kernel[(m,)](view, w, b, out, n, view.stride(0), eps, **flags, BLOCK_N=config.tile,
+                     ALIGN=alignment(n, view.stride(0)), num_warps=config.warps)
     elif (chunk := split_chunks(m, n, min(SPLIT_BLOCK, max_row_block))) < n:
         # fewer rows than the GPU has room for: chunks of each row go to separate programs
         norm_split_rows(view, w, b, out, eps, flags, alignment(n, view.stride(0)), chunk,
