@@ -27,6 +27,15 @@ import ab_rows  # noqa: E402 - the benchmark's own folder, found by path
 import ptx_audit  # noqa: E402
 import sweep_pool  # noqa: E402
 
+from flagbot.kernels.safe_tar import extract_inside  # noqa: E402
+
+
+def unpack(archive: Path, into: Path) -> None:
+    """Extract a parts archive under `into`; a member that would land outside it is refused
+    (ValueError)."""
+    with tarfile.open(archive) as tar:
+        extract_inside(tar, into)
+
 
 def forget(parts: Path, names: set[str]) -> dict[str, int]:
     """Drop the rows named `op case dtype layout` from every part file in the folder `parts`;
@@ -60,9 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         try:
-            with tarfile.open(args.archive) as tar:
-                tar.extractall(work, filter="data")
-        except (tarfile.TarError, OSError) as exc:
+            unpack(args.archive, work)
+        except (tarfile.TarError, OSError, ValueError) as exc:
             p.error(f"{args.archive}: not a readable parts archive ({exc})")
         parts = work / "sweep.parts"
         merged = sweep_pool.merge(sorted(parts.glob("*-part-*.json")))

@@ -15,6 +15,7 @@ import tarfile
 from pathlib import Path
 
 from flagbot.kernels.loader import Backend, load_backend
+from flagbot.kernels.safe_tar import extract_inside
 
 GIT_TIMEOUT_S = 120
 
@@ -53,30 +54,10 @@ def extract(folder: Path, ref: str, dest: Path) -> tuple[Path, str]:
 
 
 def _extract_data(tar: tarfile.TarFile, dest: Path) -> None:
-    """Extract `tar` under `dest` refusing what escapes it (absolute names, `..`, links out,
-    devices): tarfile's "data" filter where this Python has it, the same checks by hand on
-    Pythons without extraction filters (before 3.10.12 / 3.11.4, e.g. Debian 12's 3.11.2)."""
-    if hasattr(tarfile, "data_filter"):
-        try:
-            tar.extractall(dest, filter="data")
-        except tarfile.FilterError as exc:
-            raise CompareError(f"--compare-to: the archive cannot be extracted safely: {exc}") \
-                from None
-        return
-    root = dest.resolve()
-    for member in tar.getmembers():
-        target = (root / member.name).resolve()
-        link = target
-        if member.issym():  # relative to the link's own folder
-            link = (target.parent / member.linkname).resolve()
-        elif member.islnk():  # hard links name a member of the archive
-            link = (root / member.linkname).resolve()
-        inside = all(p == root or root in p.parents for p in (target, link))
-        if not inside or not (member.isfile() or member.isdir() or member.issym()
-                              or member.islnk()):
-            raise CompareError(f"--compare-to: the archive's {member.name!r} would land "
-                               f"outside {dest} or is not a plain file")
-    tar.extractall(dest)  # noqa: S202 - every member checked above
+    try:
+        extract_inside(tar, dest)
+    except ValueError as exc:
+        raise CompareError(f"--compare-to: {exc}") from None
 
 
 def _inside_repository(folder: Path) -> bool:
