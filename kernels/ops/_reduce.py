@@ -256,16 +256,16 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
         n_split = cdiv(r, chunk)
         dst = out if n_split == 1 else torch.empty((n_split, outer), dtype=torch.float32,
                                                    device=src.device)
+        part_scale = scale if n_split == 1 else 1.0  # split: the second pass scales
         if rows == 1 and config is None and takes_sum_window(src, r, s_outer):
             # very long 16-bit rows whose starts are off 16 bytes: read through aligned windows
-            sum_window_rows(src, dst, outer, r, s_outer, chunk, scale if n_split == 1 else 1.0,
-                            block_r, n_split, warps)
+            sum_window_rows(src, dst, outer, r, s_outer, chunk, part_scale, block_r, n_split,
+                            warps)
         else:
             kernel = _sum_rows_kernel
-            kernel[(grid_rows, n_split)](src, dst, outer, r, s_outer, chunk,
-                                         scale if n_split == 1 else 1.0, BLOCK_R=block_r,
-                                         ROWS=rows, ALIGN=alignment(r, s_outer),
-                                         num_warps=warps)
+            kernel[(grid_rows, n_split)](src, dst, outer, r, s_outer, chunk, part_scale,
+                                         BLOCK_R=block_r, ROWS=rows,
+                                         ALIGN=alignment(r, s_outer), num_warps=warps)
         total = outer
     elif r <= SHORT_R and outer > 1 and splits is None and config is None:
         total = outer * inner

@@ -32,7 +32,9 @@ def takes_sum_window(src: torch.Tensor, r: int, s_outer: int) -> bool:
     """Rows of at least WINDOW_MIN_ROW 16-bit elements, summed one a program, whose starts are
     not all 16-byte aligned (a row length or step that is not a multiple of 8), in a tensor
     that starts on 16 bytes."""
-    return (src.element_size() == 2 and r >= WINDOW_MIN_ROW and (r % 8 != 0 or s_outer % 8 != 0)
+    per_vector = VECTOR_BYTES // src.element_size()
+    return (src.element_size() == 2 and r >= WINDOW_MIN_ROW
+            and (r % per_vector != 0 or s_outer % per_vector != 0)
             and src.data_ptr() % VECTOR_BYTES == 0)
 
 
