@@ -23,6 +23,8 @@ from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.ops.mm import MMConfig, in_place_warps, picked_config
 
 from .benchmarks_support import load_benchmark
+from .closeness import assert_close
+from .launch_spy import spy_on
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = HERE.parent.parent / "benchmarks"
@@ -258,22 +260,20 @@ def test_norm_chunks_load_and_store_vectors(ptx: dict[str, str]) -> None:
 
 def test_the_norm_output_pass_over_unaligned_rows_does_not_spill(
         ptx: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    # layer_norm of one fp16 row of 4160623 elements (2-byte loads of x, weight and bias):
+    # layer_norm of a long fp16 row off 16 bytes (2-byte loads of x, weight and bias):
     # norm_split_rows gives the output pass half tiles; whole ones spilled
     from flagbot.kernels.ops import _norm_split
 
-    tiles: list[int] = []
-
-    class Recorder:
-        def __getitem__(self, grid: Any) -> Any:
-            return lambda *args, **kwargs: tiles.append(kwargs["BLOCK_N"])
-
-    for name in ("_norm_chunk_stats_kernel", "_norm_chunk_out_kernel"):
-        monkeypatch.setattr(_norm_split, name, Recorder())
-    x = torch.empty(1, 4160623, dtype=torch.float16)
-    _norm_split.norm_split_rows(x, x[0], x[0], x, 1e-5,
+    spies = [spy_on(monkeypatch, _norm_split, name)
+             for name in ("_norm_chunk_stats_kernel", "_norm_chunk_out_kernel")]
+    x = torch.randn(1, 20001, generator=torch.Generator().manual_seed(0)).half()
+    w, b = torch.ones(20001, dtype=torch.float16), torch.zeros(20001, dtype=torch.float16)
+    out = torch.empty_like(x)
+    _norm_split.norm_split_rows(x, w, b, out, 1e-5,
                                 {"RMS": False, "HAS_W": True, "HAS_B": True}, 1, 8192, 4096)
+    tiles = [spy.launches[0][2]["BLOCK_N"] for spy in spies]
     assert tiles == [4096, 2048]  # statistics on whole tiles, the output on half ones
+    assert_close("layer_norm", out, torch.nn.functional.layer_norm(x.double(), (20001,)), 20001)
     reports = [load_benchmark("aot_ptx").ptxas_report(ptx[k])
                for k in ("norm_out_odd_half", "norm_out_odd_whole")]
     if None in reports:
