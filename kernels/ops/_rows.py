@@ -31,6 +31,13 @@ from flagbot.kernels.ops._rows_split import (
 
 # A whole row lives in registers up to this many elements; longer rows take the looped path.
 MAX_ROW_BLOCK = 16384
+# rms_norm reads a row twice either way, so splitting its rows only adds a launch and pays only
+# where one program a row is far from the copy bandwidth: rows over this many bytes (H200 A/B,
+# 2026-11-27, device time one program a row -> split: 16x21332 bf16 8.4 -> 12.2 us, 2x16385
+# fp32 11.6 -> 15.0, 53x32768 fp16 9.8 -> 12.0, 8x50304 fp16 11.7 -> 12.3; above it
+# 8x65024 fp16 13.5 -> 10.7, 8x32000 fp32 13.0 -> 10.5, 2x175141 bf16 70.2 -> 15.5). layer_norm's
+# one-program kernel makes an extra pass for the mean, and the split gained on every row there.
+RMS_SPLIT_BYTES = 100 << 10  # scaled with max_row_block, so that small tests reach both sides
 # Tile and warps of the looped path (H200, 2026-11-26, 4096x50257 fp32 softmax: 8192/16 706 us,
 # 4096/8 824 us, 2048/4 971 us; 16-bit rows moved less with the tile size).
 LONG_BLOCK, LONG_WARPS = 8192, 16
@@ -436,7 +443,8 @@ def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
         kernel = _norm_long_kernel
         kernel[(m,)](view, w, b, out, n, view.stride(0), eps, **flags, BLOCK_N=config.tile,
                      ALIGN=alignment(n, view.stride(0)), num_warps=config.warps)
-    elif (chunk := split_chunks(m, n, min(SPLIT_BLOCK, max_row_block))) < n:
+    elif ((not rms or n * x.element_size() > RMS_SPLIT_BYTES * max_row_block // MAX_ROW_BLOCK)
+          and (chunk := split_chunks(m, n, min(SPLIT_BLOCK, max_row_block))) < n):
         # fewer rows than the GPU has room for: chunks of each row go to separate programs
         norm_split_rows(view, w, b, out, eps, flags, alignment(n, view.stride(0)), chunk,
                         min(SPLIT_BLOCK, max_row_block))

@@ -883,6 +883,31 @@ def test_few_long_rows_are_normalised_in_chunks_that_programs_share(
     assert grid[0] == m and grid[1] > 1  # several chunks a row
 
 
+@pytest.mark.parametrize(("dtype", "rms_splits"), [(torch.float16, False), (torch.float32, True)])
+def test_rms_norm_splits_only_rows_over_its_byte_bound(
+        dtype: torch.dtype, rms_splits: bool, monkeypatch: pytest.MonkeyPatch,
+        device: torch.device) -> None:
+    import torch.nn.functional as F
+
+    from flagbot.kernels.ops import _norm_split
+    from flagbot.kernels.ops.layer_norm import layer_norm
+    from flagbot.kernels.ops.rms_norm import rms_norm
+
+    # rows of 49 over 16-element tiles (four of them: enough to split): 98 bytes in fp16, 196
+    # in fp32, either side of RMS_SPLIT_BYTES scaled to the 16-element tile (100 bytes)
+    assert 98 < _rows.RMS_SPLIT_BYTES * 16 // _rows.MAX_ROW_BLOCK < 196
+    stats = spy_on(monkeypatch, _norm_split, "_norm_chunk_stats_kernel")
+    long_rows = spy_on(monkeypatch, _rows, "_norm_long_kernel")
+    x = (seeded_randn(3, 49, device=device) + 5).to(dtype)
+    w = seeded_randn(49, seed=1, device=device).to(dtype)
+    assert_close("rms_norm", rms_norm(x, (49,), w, 1e-6, max_row_block=16),
+                 F.rms_norm(x.double(), (49,), w.double(), 1e-6), 49)
+    assert (len(stats.launches), len(long_rows.launches)) == ((1, 0) if rms_splits else (0, 1))
+    assert_close("layer_norm", layer_norm(x, (49,), max_row_block=16),
+                 F.layer_norm(x.double(), (49,)), 49)
+    assert len(stats.launches) == (2 if rms_splits else 1)  # layer_norm splits either way
+
+
 def test_norm_rows_keep_one_program_each_where_splitting_would_not_pay(
         monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
     from flagbot.kernels.ops import _norm_split
