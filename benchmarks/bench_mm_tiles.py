@@ -147,11 +147,11 @@ def result_rows(path: Path) -> list[dict[str, Any]]:
 
 
 def worst_spread(rows: list[dict[str, Any]], op: str, below: float,
-                 limit: int) -> list[dict[str, Any]]:
-    """`op`'s rows under `below` times torch, worst first, spread over the range (every
-    `step`-th, so that `limit` rows cover all of it)."""
-    bad = sorted((r for r in rows if r["op"] == op and r.get("vs_torch") is not None
-                  and r["vs_torch"] < below), key=lambda r: r["vs_torch"])
+                 limit: int, ratio: str = "vs_torch") -> list[dict[str, Any]]:
+    """`op`'s rows under `below` times torch (the row's `ratio` field), worst first, spread
+    over the range (every `step`-th, so that `limit` rows cover all of it)."""
+    bad = sorted((r for r in rows if r["op"] == op and r.get(ratio) is not None
+                  and r[ratio] < below), key=lambda r: r[ratio])
     step = max(1, len(bad) // max(1, limit))
     return bad[::step][:limit]
 

@@ -1,11 +1,13 @@
 """Reduction and softmax launch tiles against each other, shape by shape, on an accelerator.
 
 Run (flagbot installed): python benchmarks/bench_row_tiles.py [--results FILE] [--below R]
-      [--limit N] [--ops sum,mean,softmax,log_softmax] [--workers W] [--json OUT]
-The sum/mean/softmax/log_softmax rows of a bench_kernels results file under `--below` times
-torch (worst first, `--limit` per op spread over the range), plus the fixed sweep's rows of those
+      [--against torch|flaggems] [--limit N] [--ops sum,mean,softmax,log_softmax,layer_norm,
+      rms_norm] [--workers W] [--json OUT]
+The rows of those ops in a bench_kernels results file under `--below` times torch (or FlagGems)
+(worst first, `--limit` per op spread over the range), plus the fixed sweep's rows of those
 ops as guards: per shape torch, the shape-picked launch and a grid of tiles (rows or columns per
-program, tile length along the reduced dim, warps), timed as bench_kernels times rows
+program, tile length along the reduced dim, warps; for the norms the whole-row kernel's rows
+and warps and the looped kernel's tile and warps), timed as bench_kernels times rows
 (launch-inclusive and stall-hidden, interleaved). Prints per shape the best tile and its ratio
 to torch; writes every time to the JSON file. The twin of bench_mm_tiles.py, whose compile-first
 pass it shares: the rules in _reduce.py and _rows.py come from such runs.
@@ -25,7 +27,13 @@ from flagbot.kernels.ops import _reduce
 from flagbot.kernels.ops._host import next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation
 from flagbot.kernels.ops._reduce import ReduceConfig, reduce_dim
-from flagbot.kernels.ops._rows import MAX_ROW_BLOCK, RowsConfig, softmax_any_dim
+from flagbot.kernels.ops._rows import (
+    MAX_ROW_BLOCK,
+    LoopConfig,
+    RowsConfig,
+    norm_last_dims,
+    softmax_any_dim,
+)
 from flagbot.kernels.registry import OPS
 from flagbot.kernels.spec import Case
 
@@ -41,8 +49,9 @@ from bench_mm_tiles import (  # noqa: E402
     worst_spread,
 )
 
-OPS_TUNED = ("sum", "mean", "softmax", "log_softmax")
-Config = ReduceConfig | RowsConfig
+OPS_TUNED = ("sum", "mean", "softmax", "log_softmax", "layer_norm", "rms_norm")
+NORMS = ("layer_norm", "rms_norm")
+Config = ReduceConfig | RowsConfig | LoopConfig
 Shape = tuple[str, Case, torch.dtype, str]
 
 
@@ -76,6 +85,19 @@ def grid(op: str, x: torch.Tensor, d: int) -> list[Config]:
     dim columns x rows of the reduced dim x warps."""
     r = x.shape[d]
     out: list[Config] = []
+    if op in NORMS:
+        # the whole row in registers (rows per program x warps) up to MAX_ROW_BLOCK, and the
+        # looped kernel (tile x warps) over any row longer than its tile
+        block = next_power_of_2(r)
+        for rows in (1, 2, 4, 8, 16):
+            for warps in (4, 8, 16):
+                if block * rows <= MAX_ROW_BLOCK and 32 * warps <= max(128, block * rows // 4):
+                    out.append(RowsConfig(rows, warps))
+        for tile in (1024, 2048, 4096, 8192):
+            for warps in (4, 8, 16):
+                if tile < block and 32 * warps <= tile:
+                    out.append(LoopConfig(tile, warps))
+        return out
     if op in ("softmax", "log_softmax"):
         block = next_power_of_2(r)
         if d != x.dim() - 1 or block > MAX_ROW_BLOCK:
@@ -115,11 +137,18 @@ def grid(op: str, x: torch.Tensor, d: int) -> list[Config]:
 def label(cfg: Config) -> str:
     if isinstance(cfg, RowsConfig):
         return f"rows{cfg.rows}/w{cfg.warps}"
+    if isinstance(cfg, LoopConfig):
+        return f"loop{cfg.tile}/w{cfg.warps}"
     return f"r{cfg.block_r}x{cfg.block_o}/w{cfg.warps}"
 
 
 def call(op: str, args: tuple[Any, ...], kwargs: dict[str, Any],
          cfg: Config | None) -> Callable[[], Any]:
+    if op in NORMS:
+        x, shape, w, b = (*args, None) if op == "rms_norm" else args
+        nc = cfg if isinstance(cfg, (RowsConfig, LoopConfig)) else None
+        return lambda: norm_last_dims(op, x, shape, w, b, kwargs["eps"], rms=op == "rms_norm",
+                                      config=nc)
     if op in ("softmax", "log_softmax"):
         x = args[0]
         return lambda: softmax_any_dim(op, x, kwargs.get("dim", -1), None,
@@ -131,6 +160,8 @@ def call(op: str, args: tuple[Any, ...], kwargs: dict[str, Any],
 
 
 def _dim(op: str, x: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    if op in NORMS:
+        return x.dim() - 1
     d = kwargs.get("dim", -1) if op in ("softmax", "log_softmax") else args[1][0]
     return int(d) % x.dim()
 
@@ -140,12 +171,13 @@ def _inputs(shape: Shape, dev: Device) -> tuple[tuple[Any, ...], dict[str, Any]]
     return bench_kernels.inputs(bench_kernels.Row(op, case, dtype, layout), dev)
 
 
-def from_results(path: Path, below: float, limit: int, ops: Iterable[str]) -> list[Shape]:
-    """Each op's rows of a bench_kernels results file under `below` times torch, `limit` per op
-    (bench_mm_tiles.worst_spread)."""
+def from_results(path: Path, below: float, limit: int, ops: Iterable[str],
+                 against: str = "torch") -> list[Shape]:
+    """Each op's rows of a bench_kernels results file under `below` times torch (or FlagGems:
+    `against`), `limit` per op (bench_mm_tiles.worst_spread)."""
     rows = result_rows(path)
     return [(op, parse_case(r["case"]), DTYPES[r["dtype"]], r["layout"])
-            for op in ops for r in worst_spread(rows, op, below, limit)]
+            for op in ops for r in worst_spread(rows, op, below, limit, f"vs_{against}")]
 
 
 def guards(ops: Iterable[str]) -> list[Shape]:
@@ -195,6 +227,9 @@ def main(argv: Iterable[str] | None = None) -> int:
     p.add_argument("--below", type=float, default=0.95)
     p.add_argument("--limit", type=int, default=24, help="shapes per op from the results")
     p.add_argument("--ops", default=",".join(OPS_TUNED))
+    p.add_argument("--against", choices=("torch", "flaggems"), default="torch",
+                   help="pick the results' rows under --below times this one (the norms beat "
+                        "torch almost everywhere; FlagGems' tuned kernels are what they trail)")
     p.add_argument("--no-guards", action="store_true")
     p.add_argument("--workers", type=int, default=14)
     p.add_argument("--json", type=Path)
@@ -208,7 +243,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     dev = timed_device("bench_row_tiles")
     if dev is None:
         return 2
-    shapes = from_results(args.results, args.below, args.limit, ops)
+    shapes = from_results(args.results, args.below, args.limit, ops, args.against)
     if not args.no_guards:
         shapes += guards(ops)
     time_all(shapes, args.workers, warm, lambda shape: time_shape(shape, dev),

@@ -21,6 +21,7 @@ import triton.language as tl
 
 from flagbot.kernels.ops._host import cdiv, fewer_rows, next_power_of_2
 from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
+from flagbot.kernels.ops._norm_split import norm_split_rows
 from flagbot.kernels.ops._rows_split import (
     SPLIT_BLOCK,
     softmax_split_rows,
@@ -30,6 +31,13 @@ from flagbot.kernels.ops._rows_split import (
 
 # A whole row lives in registers up to this many elements; longer rows take the looped path.
 MAX_ROW_BLOCK = 16384
+# rms_norm reads a row twice either way, so splitting its rows only adds a launch and pays only
+# where one program a row is far from the copy bandwidth: rows over this many bytes (H200 A/B,
+# 2026-11-27, device time one program a row -> split: 16x21332 bf16 8.4 -> 12.2 us, 2x16385
+# fp32 11.6 -> 15.0, 53x32768 fp16 9.8 -> 12.0, 8x50304 fp16 11.7 -> 12.3; above it
+# 8x65024 fp16 13.5 -> 10.7, 8x32000 fp32 13.0 -> 10.5, 2x175141 bf16 70.2 -> 15.5). layer_norm's
+# one-program kernel makes an extra pass for the mean, and the split gained on every row there.
+RMS_SPLIT_BYTES = 100 << 10  # scaled with max_row_block, so that small tests reach both sides
 # Tile and warps of the looped path (H200, 2026-11-26, 4096x50257 fp32 softmax: 8192/16 706 us,
 # 4096/8 824 us, 2048/4 971 us; 16-bit rows moved less with the tile size).
 LONG_BLOCK, LONG_WARPS = 8192, 16
@@ -75,6 +83,15 @@ class RowsConfig:
     two), `warps` per program."""
 
     rows: int
+    warps: int
+
+
+@dataclass(frozen=True)
+class LoopConfig:
+    """The looped norm kernel's launch (benchmarks, tests): one row a program, walked in tiles
+    of `tile` elements (a power of two) by `warps` warps."""
+
+    tile: int
     warps: int
 
 
@@ -382,8 +399,11 @@ def _norm_long_kernel(x_ptr, w_ptr, b_ptr, out_ptr, n, stride_row, eps, RMS: tl.
 
 def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
                    weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float,
-                   rms: bool, max_row_block: int = MAX_ROW_BLOCK) -> torch.Tensor:
-    """layer_norm (rms=False) or rms_norm (rms=True) over the trailing `normalized_shape` dims."""
+                   rms: bool, max_row_block: int = MAX_ROW_BLOCK,
+                   config: RowsConfig | LoopConfig | None = None) -> torch.Tensor:
+    """layer_norm (rms=False) or rms_norm (rms=True) over the trailing `normalized_shape` dims;
+    `config` forces a launch (benchmarks, tests): a RowsConfig the whole-row kernel (rows that
+    fit its tile), a LoopConfig the looped one."""
     shape = tuple(int(s) for s in ([normalized_shape] if isinstance(normalized_shape, int)
                                     else normalized_shape))
     k = len(shape)
@@ -412,13 +432,22 @@ def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
     flags = {"RMS": rms, "HAS_W": weight is not None, "HAS_B": bias is not None}
     block = row_block(n)
     kernel: Any
-    if block <= max_row_block:
-        rows = rows_of(block)
+    if isinstance(config, RowsConfig) or block <= max_row_block and config is None:
+        rows = config.rows if config else rows_of(block)
         kernel = _norm_rows_kernel
         kernel[(cdiv(m, rows),)](view, w, b, out, m, n, view.stride(0), eps, **flags,
                                  BLOCK_N=block, ROWS=rows,
                                  ALIGN=alignment(n, view.stride(0)),
-                                 num_warps=row_warps(block * rows))
+                                 num_warps=config.warps if config else row_warps(block * rows))
+    elif isinstance(config, LoopConfig):
+        kernel = _norm_long_kernel
+        kernel[(m,)](view, w, b, out, n, view.stride(0), eps, **flags, BLOCK_N=config.tile,
+                     ALIGN=alignment(n, view.stride(0)), num_warps=config.warps)
+    elif ((not rms or n * x.element_size() > RMS_SPLIT_BYTES * max_row_block // MAX_ROW_BLOCK)
+          and (chunk := split_chunks(m, n, min(SPLIT_BLOCK, max_row_block))) < n):
+        # fewer rows than the GPU has room for: chunks of each row go to separate programs
+        norm_split_rows(view, w, b, out, eps, flags, alignment(n, view.stride(0)), chunk,
+                        min(SPLIT_BLOCK, max_row_block))
     else:
         tile = min(LONG_BLOCK, max_row_block)
         kernel = _norm_long_kernel

@@ -37,6 +37,7 @@ SHORT_K_WIDE_N = 8192  # ... and from this many where K is 33-64
 # there (2048x929x30 fp16: 0.11x torch with them, 1.04x without); large operands are still
 # copied (512x16384x53 fp32 transposed: 0.98x with the copy, 0.63x without).
 SHORT_K, SMALL_OPERANDS = 64, 1 << 19
+SMALL_PRODUCT_K = 192  # 16-bit, more than 64 rows: K of 33 to three tiles, small operands
 COPY_READS = 4  # an unaligned fp32 row-major operand read fewer times than this stays in place
 LARGE_BY_COLUMNS = 1 << 23  # ... as does a 16-bit one stored by columns of this many elements
 IN_PLACE_STAGED = 48  # 2-byte elements a thread may stage a K step (48: 255 registers, no spill)
@@ -131,6 +132,14 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         if m > 32 and tiles >= FEW_TILES:
             return _split(cfg, m, n, k, TARGET_PROGRAMS, 2, 2 * bk)
         return _split(cfg, m, n, k, TARGET_PROGRAMS, 32 if m <= 16 else 16, 2 * bk)
+    if (SHORT_K // 2 < k <= SMALL_PRODUCT_K and m * k + k * n <= SMALL_OPERANDS
+            and cdiv(m, 64) * cdiv(n, 128) < ONE_WAVE):
+        # a small product over a K of a few tiles: the copies of operands off 16 bytes cost
+        # more than reading them in place, and 32x64 tiles give the grid more programs (H200
+        # tile run, 2026-11-27, device time x torch, picked -> 32x64 in place: 79x289x127 fp16
+        # 0.41 -> 0.69, 85x379x131 fp16 t 0.49 -> 0.80, 511x129x64 fp16 0.76 -> 0.95,
+        # 128x4095x64 fp16 0.89 -> 1.04)
+        return MMConfig(32, 64, bk, 4, 4, copy_unaligned=False)
     if (not a_columns and n >= (WIDE_TILE_MIN_N if k > SHORT_K else SHORT_K_WIDE_N)
             and n % 16 == 0 and k > SHORT_K // 2 and cdiv(m, 128) * cdiv(n, 256) >= ONE_WAVE // 2):
         # half a wave of 128x256 tiles or more over columns a multiple of 16: their larger

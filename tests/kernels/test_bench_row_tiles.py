@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from flagbot.kernels.ops._reduce import ReduceConfig
-from flagbot.kernels.ops._rows import RowsConfig
+from flagbot.kernels.ops._rows import LoopConfig, RowsConfig
 from flagbot.kernels.spec import Case
 
 from .benchmarks_support import BENCHMARKS, load_benchmark
@@ -77,3 +77,37 @@ def test_without_an_accelerator_or_with_an_unknown_op_it_exits_2(
     assert "not among" in capsys.readouterr().err
     assert tiles.main(["--ops", "sum"]) == 2
     assert "needs an accelerator" in capsys.readouterr().err
+
+
+@cpu_only
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_the_norms_grid_holds_both_kernels_and_each_launch_is_exact(
+        tiles: ModuleType, op: str) -> None:
+    import torch.nn.functional as F
+
+    # rows of 1100 (a 2048 tile in registers, or 1024-element tiles looped with a masked
+    # last one), an offset mean of 3 the looped kernel's shifted moments must survive
+    x = seeded_randn(3, 1100) + 3
+    w, b = seeded_randn(1100, seed=1), seeded_randn(1100, seed=2)
+    configs = tiles.grid(op, x, 1)
+    kinds = {type(c) for c in configs}
+    assert kinds == {RowsConfig, LoopConfig}
+    assert len({tiles.label(c) for c in configs}) == len(configs)
+    if op == "layer_norm":
+        args: tuple = (x, (1100,), w, b)
+        kwargs = {"eps": 1e-5}
+        expected = F.layer_norm(x.double(), (1100,), w.double(), b.double())
+    else:
+        args, kwargs = (x, (1100,), w), {"eps": 1e-6}
+        expected = F.rms_norm(x.double(), (1100,), w.double(), 1e-6)
+    assert tiles._dim(op, x, args, kwargs) == 1
+    for cfg in [None, *configs[::2]]:
+        assert_close(op, tiles.call(op, args, kwargs, cfg)(), expected, 1100)
+
+
+def test_norm_rows_come_by_their_ratio_to_flaggems(tiles: ModuleType) -> None:
+    results = BENCHMARKS / "results" / "kernels-h200-2026-11-27-r10-partial.json.gz"
+    picked = tiles.from_results(results, 0.6, 3, ["layer_norm"], against="flaggems")
+    assert picked and all(op == "layer_norm" for op, _, _, _ in picked)
+    assert picked[0][1] == Case((8573, 5879))  # 0.49x FlagGems, the worst
+    assert tiles.from_results(results, 0.6, 3, ["layer_norm"]) == []  # all beat torch by 0.6

@@ -180,10 +180,14 @@ def test_operands_read_in_place_with_odd_rows_get_warps_enough_not_to_spill(
         return cfg
 
     # K within one tile, small operands: B read in place, its rows 129 apart: 64x128x64 tiles
-    # stage 64 elements a thread on 4 warps, 32 on 8
-    assert picked(511, 129, 64).warps == 8
-    assert picked(511, 128, 64).warps == 4  # rows 128 apart: asynchronous copies
-    assert picked(511, 130, 64).warps == 4  # 130: 4-byte steps, copied asynchronously too
+    # stage 64 elements a thread on 4 warps, 32 on 8; the 32x64 tiles such small products
+    # take stage 48 on 4
+    tile = MMConfig(64, 128, 64, 4, 4, copy_unaligned=False)
+    odd_b = (torch.empty(511, 64, dtype=f16), torch.empty(64, 129, dtype=f16))
+    assert in_place_warps(tile, *odd_b).warps == 8
+    assert in_place_warps(tile, odd_b[0], torch.empty(64, 128, dtype=f16)).warps == 4  # 128
+    assert picked(511, 129, 64) == MMConfig(32, 64, 64, 4, 4, copy_unaligned=False)
+    assert in_place_warps(tile, odd_b[0], torch.empty(64, 130, dtype=f16)).warps == 4  # 4-byte
     assert picked(269, 129, 700).warps == 4  # copied to aligned rows first
     # up to 64 rows: A (K 543) and B (N 2047) both in place
     assert picked(55, 2047, 543).warps == 8
@@ -821,3 +825,98 @@ def test_strided_output_follows_the_dense_operands_layout(case: str, dtype: torc
         # the innermost dim the kernel walks (its column stride, argument 9 for x, 12 for y)
         # is the dense operand's contiguous one
         assert args[9 if dense is x else 12] == 1, (case, args[6:13])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "t"])
+def test_small_16bit_products_over_a_short_k_read_unaligned_operands_in_place(
+        layout: str, device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flagbot.kernels.ops import mm as mm_module
+    from flagbot.kernels.ops.mm import SMALL_OPERANDS, SMALL_PRODUCT_K, mm_config
+
+    f16 = torch.float16
+    # more than 64 rows, K of 33 to three tiles, small operands: 32x64 tiles, nothing copied
+    assert mm_config(79, 289, 127, f16) == MMConfig(32, 64, 64, 4, 4, copy_unaligned=False)
+    assert mm_config(79, 289, SMALL_PRODUCT_K + 1, f16).copy_unaligned
+    assert mm_config(79, 289, 32, f16).block_n == 128  # K within half a tile: the output's write
+    assert mm_config(79, SMALL_OPERANDS // 127, 127, f16).copy_unaligned  # large operands
+    assert mm_config(79, 289, 127, torch.float32).block_n != 64  # fp32 keeps its tiles
+    copied: list[tuple[int, ...]] = []
+    real = mm_module._aligned
+    monkeypatch.setattr(mm_module, "_aligned",
+                        lambda t: copied.append(tuple(t.shape)) or real(t))
+    # rows (or columns) an odd number of elements apart, K a full tile and a masked tail
+    a = seeded_randn(67, 131, dtype=f16, device=device)
+    b = seeded_randn(131, 37, dtype=f16, seed=1, device=device)
+    if layout == "t":
+        a, b = a.t().contiguous().t(), b.t().contiguous().t()
+    assert_close("mm", mm(a, b), a.double() @ b.double(), 131)
+    assert copied == []
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(("m", "n", "stride"), [(3, 131, 131), (1, 257, 257), (5, 130, 141)])
+def test_few_long_rows_are_normalised_in_chunks_that_programs_share(
+        m: int, n: int, stride: int, dtype: torch.dtype, monkeypatch: pytest.MonkeyPatch,
+        device: torch.device) -> None:
+    import torch.nn.functional as F
+
+    from flagbot.kernels.ops import _norm_split
+    from flagbot.kernels.ops.layer_norm import layer_norm
+    from flagbot.kernels.ops.rms_norm import rms_norm
+
+    # 16-element tiles (max_row_block): rows of 131 (a last partial tile and a chunk that
+    # holds only part of one), one row of 257, and rows 141 apart (a slice); an offset mean
+    # of 5, so that the chunks' shifted sums must not cancel
+    stats = spy_on(monkeypatch, _norm_split, "_norm_chunk_stats_kernel")
+    long_rows = spy_on(monkeypatch, _rows, "_norm_long_kernel")
+    x = (seeded_randn(m, stride, device=device) + 5).to(dtype)[:, :n]
+    w = seeded_randn(n, seed=1, device=device).to(dtype)
+    b = seeded_randn(n, seed=2, device=device).to(dtype)
+    xd, wd, bd = x.double(), w.double(), b.double()
+    assert_close("layer_norm", layer_norm(x, (n,), w, b, max_row_block=16),
+                 F.layer_norm(xd, (n,), wd, bd), n)
+    assert_close("layer_norm", layer_norm(x, (n,), max_row_block=16), F.layer_norm(xd, (n,)), n)
+    assert_close("rms_norm", rms_norm(x, (n,), w, 1e-6, max_row_block=16),
+                 F.rms_norm(xd, (n,), wd, 1e-6), n)
+    assert len(stats.launches) == 3 and long_rows.launches == []
+    (grid, _, _) = stats.launches[0]
+    assert grid[0] == m and grid[1] > 1  # several chunks a row
+
+
+@pytest.mark.parametrize(("dtype", "rms_splits"), [(torch.float16, False), (torch.float32, True)])
+def test_rms_norm_splits_only_rows_over_its_byte_bound(
+        dtype: torch.dtype, rms_splits: bool, monkeypatch: pytest.MonkeyPatch,
+        device: torch.device) -> None:
+    import torch.nn.functional as F
+
+    from flagbot.kernels.ops import _norm_split
+    from flagbot.kernels.ops.layer_norm import layer_norm
+    from flagbot.kernels.ops.rms_norm import rms_norm
+
+    # rows of 49 over 16-element tiles (four of them: enough to split): 98 bytes in fp16, 196
+    # in fp32, either side of RMS_SPLIT_BYTES scaled to the 16-element tile (100 bytes)
+    assert 98 < _rows.RMS_SPLIT_BYTES * 16 // _rows.MAX_ROW_BLOCK < 196
+    stats = spy_on(monkeypatch, _norm_split, "_norm_chunk_stats_kernel")
+    long_rows = spy_on(monkeypatch, _rows, "_norm_long_kernel")
+    x = (seeded_randn(3, 49, device=device) + 5).to(dtype)
+    w = seeded_randn(49, seed=1, device=device).to(dtype)
+    assert_close("rms_norm", rms_norm(x, (49,), w, 1e-6, max_row_block=16),
+                 F.rms_norm(x.double(), (49,), w.double(), 1e-6), 49)
+    assert (len(stats.launches), len(long_rows.launches)) == ((1, 0) if rms_splits else (0, 1))
+    assert_close("layer_norm", layer_norm(x, (49,), max_row_block=16),
+                 F.layer_norm(x.double(), (49,)), 49)
+    assert len(stats.launches) == (2 if rms_splits else 1)  # layer_norm splits either way
+
+
+def test_norm_rows_keep_one_program_each_where_splitting_would_not_pay(
+        monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
+    from flagbot.kernels.ops import _norm_split
+    from flagbot.kernels.ops.layer_norm import layer_norm
+
+    stats = spy_on(monkeypatch, _norm_split, "_norm_chunk_stats_kernel")
+    for x in (seeded_randn(_rows_split.SPLIT_MAX_ROWS, 131, device=device),  # rows enough
+              seeded_randn(3, 40, device=device)):  # under MIN_CHUNK_TILES tiles a chunk
+        got = layer_norm(x, (x.shape[1],), max_row_block=16)
+        assert_close("layer_norm", got, torch.nn.functional.layer_norm(
+            x.double(), (x.shape[1],)), x.shape[1])
+    assert stats.launches == []

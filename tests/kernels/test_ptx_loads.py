@@ -20,9 +20,11 @@ import pytest
 import torch
 
 from flagbot.kernels.ops._rows import alignment
-from flagbot.kernels.ops.mm import picked_config
+from flagbot.kernels.ops.mm import MMConfig, in_place_warps, picked_config
 
 from .benchmarks_support import load_benchmark
+from .closeness import assert_close
+from .launch_spy import spy_on
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = HERE.parent.parent / "benchmarks"
@@ -76,15 +78,16 @@ def _softmax_long(align: int) -> dict[str, Any]:
                                                       "ALIGN": align}}
 
 
-def _mm_odd_b(warps: int) -> dict[str, Any]:
+def _mm_odd_b(warps: int, block_m: int = 64, block_n: int = 128) -> dict[str, Any]:
     # 511x129x64 fp16: K within one tile and small operands, so B is read in place, its rows
     # 129 apart (2-byte loads staged through registers); the integers a launch marks as
     # multiples of 16 (K, the split length, A's row step) marked so
     return {"kernel": "flagbot.kernels.ops.mm:_mm_kernel", "pointer": "*fp16",
             "warps": warps, "stages": 4, "divisible": ["K", "k_per_split", "stride_am"],
             "constexprs": {
-                "stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "stride_cs": 0, "BLOCK_M": 64,
-                "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "DOT_PRECISION": "tf32",
+                "stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "stride_cs": 0,
+                "BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": 64, "GROUP_M": 8,
+                "DOT_PRECISION": "tf32",
                 "ALIGN_AM": alignment(64), "ALIGN_AK": 1, "ALIGN_BK": alignment(129),
                 "ALIGN_BN": 1, "ALIGN_ML": alignment(511), "ALIGN_NL": alignment(129),
                 "ALIGN_C": alignment(129), "NO_TAIL": False}}
@@ -106,15 +109,41 @@ def _sum_window() -> dict[str, Any]:
             "constexprs": {"BLOCK_R": 4096, "VEC": 8}}
 
 
+def _norm_split(stats: bool) -> dict[str, Any]:
+    # rms_norm of 16x262144 fp32 in chunks: rows of a multiple of 4 elements, 4096-element
+    # tiles, 8 warps, a chunk length the launch marks (a multiple of the tile); the chunk sums
+    # are fp32 and so is eps
+    constexprs: dict[str, Any] = {"RMS": True, "BLOCK_N": 4096, "ALIGN": alignment(262144)}
+    if not stats:  # the output pass walks half tiles
+        constexprs.update(BLOCK_N=2048, HAS_W=True, HAS_B=False, CHUNKS=32)
+    name = "_norm_chunk_stats_kernel" if stats else "_norm_chunk_out_kernel"
+    return {"kernel": f"flagbot.kernels.ops._norm_split:{name}", "pointer": "*fp32",
+            "types": {"eps": "fp32"}, "warps": 8, "stages": 3,
+            "divisible": ["n", "stride_row", "chunk"],
+            "constexprs": constexprs}
+
+
+def _norm_out_odd(tile: int) -> dict[str, Any]:
+    # the split layer_norm's output pass over fp16 rows off 16 bytes, weight and bias
+    return {"kernel": "flagbot.kernels.ops._norm_split:_norm_chunk_out_kernel",
+            "pointer": "*fp16", "types": {"eps": "fp32", "part_ptr": "*fp32"}, "warps": 8,
+            "stages": 3, "divisible": ["chunk"], "constexprs": {
+                "RMS": False, "HAS_W": True, "HAS_B": True, "BLOCK_N": tile, "CHUNKS": 512,
+                "ALIGN": 1}}
+
+
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, str]:
     specs = {"mm_stated": _mm(alignment(1080)), "mm_bare": _mm(1),
              "gemv_unsplit": _gemv(False), "gemv_split": _gemv(True),
              "sum_stated": _sum_cols(alignment(1064, 127 * 1064)), "sum_bare": _sum_cols(1),
              "long_stated": _softmax_long(alignment(50264)), "long_bare": _softmax_long(1),
-             "mm_odd_b_picked": _mm_odd_b(8), "gemv_4408": _gemv(False, 4408),
+             "mm_odd_b_picked": _mm_odd_b(8), "mm_odd_b_small": _mm_odd_b(4, 32, 64),
+             "gemv_4408": _gemv(False, 4408),
              "cols_stated": _sum_cols_2d(alignment(5782)), "cols_bare": _sum_cols_2d(1),
-             "softmax_cols": _softmax_cols(alignment(1000)), "sum_window": _sum_window()}
+             "softmax_cols": _softmax_cols(alignment(1000)), "sum_window": _sum_window(),
+             "norm_stats": _norm_split(True), "norm_out": _norm_split(False),
+             "norm_out_odd_half": _norm_out_odd(2048), "norm_out_odd_whole": _norm_out_odd(4096)}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(BENCHMARKS / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -172,15 +201,19 @@ def test_long_softmax_rows_load_and_store_vectors_in_both_passes(ptx: dict[str, 
 
 def test_the_picked_tile_for_odd_rows_read_in_place_does_not_spill(
         ptx: dict[str, str]) -> None:
-    # the warps in_place_warps picks for 511x129x64 fp16 (8): on 4 warps the same tile takes
-    # 255 registers and spills about 1 KB a thread
-    cfg = picked_config(torch.empty(511, 64, dtype=torch.float16),
-                        torch.empty(64, 129, dtype=torch.float16))
-    assert cfg.warps == 8
-    report = load_benchmark("aot_ptx").ptxas_report(ptx["mm_odd_b_picked"])
-    if report is None:
-        pytest.skip("no ptxas here reads this PTX")
-    assert report["spill_stores"] == 0, report
+    # the warps in_place_warps picks for 64x128x64 tiles over 511x129x64 fp16 (8): on 4 warps
+    # the same tile takes 255 registers and spills about 1 KB a thread; and the 32x64 tiles on
+    # 4 warps the rules pick for that product (48 staged elements a thread)
+    a, b = torch.empty(511, 64, dtype=torch.float16), torch.empty(64, 129, dtype=torch.float16)
+    assert in_place_warps(MMConfig(64, 128, 64, 4, 4, copy_unaligned=False), a, b).warps == 8
+    picked = picked_config(a, b)
+    assert isinstance(picked, MMConfig)
+    assert (picked.block_m, picked.block_n, picked.warps) == (32, 64, 4)
+    for name in ("mm_odd_b_picked", "mm_odd_b_small"):
+        report = load_benchmark("aot_ptx").ptxas_report(ptx[name])
+        if report is None:
+            pytest.skip("no ptxas here reads this PTX")
+        assert report["spill_stores"] == 0, (name, report)
 
 def test_gemv_rows_along_n_load_vectors_once_the_outputs_bound_is_stated(
         ptx: dict[str, str]) -> None:
@@ -217,3 +250,32 @@ def test_mm_stores_vectors_once_the_outputs_bound_is_stated(ptx: dict[str, str])
 def test_odd_16bit_rows_summed_through_windows_load_vectors(ptx: dict[str, str]) -> None:
     # the whole tiles between the masked first and last: 16-byte loads
     assert "ld.global.v4.b32" in ptx["sum_window"]
+
+
+def test_norm_chunks_load_and_store_vectors(ptx: dict[str, str]) -> None:
+    # both launches of the split norms stream their chunks in 16-byte vectors
+    assert "ld.global.v4.b32" in ptx["norm_stats"]
+    assert "ld.global.v4.b32" in ptx["norm_out"] and "st.global.v4.b32" in ptx["norm_out"]
+
+
+def test_the_norm_output_pass_over_unaligned_rows_does_not_spill(
+        ptx: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # layer_norm of a long fp16 row off 16 bytes (2-byte loads of x, weight and bias):
+    # norm_split_rows gives the output pass half tiles; whole ones spilled
+    from flagbot.kernels.ops import _norm_split
+
+    spies = [spy_on(monkeypatch, _norm_split, name)
+             for name in ("_norm_chunk_stats_kernel", "_norm_chunk_out_kernel")]
+    x = torch.randn(1, 20001, generator=torch.Generator().manual_seed(0)).half()
+    w, b = torch.ones(20001, dtype=torch.float16), torch.zeros(20001, dtype=torch.float16)
+    out = torch.empty_like(x)
+    _norm_split.norm_split_rows(x, w, b, out, 1e-5,
+                                {"RMS": False, "HAS_W": True, "HAS_B": True}, 1, 8192, 4096)
+    tiles = [spy.launches[0][2]["BLOCK_N"] for spy in spies]
+    assert tiles == [4096, 2048]  # statistics on whole tiles, the output on half ones
+    assert_close("layer_norm", out, torch.nn.functional.layer_norm(x.double(), (20001,)), 20001)
+    reports = [load_benchmark("aot_ptx").ptxas_report(ptx[k])
+               for k in ("norm_out_odd_half", "norm_out_odd_whole")]
+    if None in reports:
+        pytest.skip("no ptxas here reads this PTX")
+    assert reports[0]["spill_stores"] == 0 and reports[1]["spill_stores"] > 0, reports
