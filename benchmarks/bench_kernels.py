@@ -169,6 +169,16 @@ SWEEP: list[Row] = [
 ]
 
 
+def parse_case(text: str) -> Case:
+    """A Case from its id (as results files write it) ("5x16384x513[dim=0]", "127x59[approximate=tanh]")."""
+    dims, _, extra = text.partition("[")
+    params: dict[str, Any] = {}
+    for item in filter(None, extra.rstrip("]").split(",")):
+        key, _, value = item.partition("=")
+        params[key] = int(value) if value.lstrip("-").isdigit() else value
+    return Case(tuple(int(x) for x in dims.split("x")), params)
+
+
 def _layout(value: Any, layout: str) -> Any:
     """Same values, another layout: `t` a transposed (dense) view, `slice` a view into a wider
     buffer (rows not adjacent)."""

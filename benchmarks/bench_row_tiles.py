@@ -39,6 +39,7 @@ from flagbot.kernels.spec import Case
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_kernels  # noqa: E402 - the benchmark's own folder, found by path
+from bench_kernels import parse_case  # noqa: E402
 from bench_mm_tiles import (  # noqa: E402
     DTYPES,
     result_rows,
@@ -53,16 +54,6 @@ OPS_TUNED = ("sum", "mean", "softmax", "log_softmax", "layer_norm", "rms_norm")
 NORMS = ("layer_norm", "rms_norm")
 Config = ReduceConfig | RowsConfig | LoopConfig
 Shape = tuple[str, Case, torch.dtype, str]
-
-
-def parse_case(text: str) -> Case:
-    """A Case from its id ("5x16384x513[dim=0]", "127x59[approximate=tanh]")."""
-    dims, _, extra = text.partition("[")
-    params: dict[str, Any] = {}
-    for item in filter(None, extra.rstrip("]").split(",")):
-        key, _, value = item.partition("=")
-        params[key] = int(value) if value.lstrip("-").isdigit() else value
-    return Case(tuple(int(x) for x in dims.split("x")), params)
 
 
 def _reduce_inner(x: torch.Tensor, d: int) -> int:

@@ -36,8 +36,8 @@ from triton.runtime.jit import JITFunction
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aot_ptx  # noqa: E402 - the benchmark's own folder, found by path
 import bench_kernels  # noqa: E402
+from bench_kernels import parse_case  # noqa: E402
 from bench_mm_tiles import DTYPES, result_rows  # noqa: E402
-from bench_row_tiles import parse_case  # noqa: E402
 
 from flagbot.kernels import spec as spec_module  # noqa: E402
 from flagbot.kernels.registry import OPS  # noqa: E402
