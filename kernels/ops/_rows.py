@@ -24,6 +24,7 @@ from flagbot.kernels.ops._layout import as_contiguous_permutation, inverse
 from flagbot.kernels.ops._norm_split import norm_split_rows
 from flagbot.kernels.ops._rows_split import (
     SPLIT_BLOCK,
+    SPLIT_MAX_ROWS,
     softmax_split_rows,
     split_chunks,
     write_span,
@@ -88,8 +89,8 @@ class RowsConfig:
 
 @dataclass(frozen=True)
 class LoopConfig:
-    """The looped norm kernel's launch (benchmarks, tests): one row a program, walked in tiles
-    of `tile` elements (a power of two) by `warps` warps."""
+    """The looped norm kernel's launch: one row a program, walked in tiles of `tile` elements
+    (a power of two) by `warps` warps."""
 
     tile: int
     warps: int
@@ -397,6 +398,31 @@ def _norm_long_kernel(x_ptr, w_ptr, b_ptr, out_ptr, n, stride_row, eps, RMS: tl.
         tl.store(dst + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+# Norms over many rows longer than 4096: the looped kernel in 1024-element tiles at 16 warps,
+# not the whole row in registers nor 8192-element tiles; small programs let more rows share a
+# multiprocessor and a row's second and third reads come from L1/L2 (H200 tile run, 2026-11-27,
+# device time, picked -> looped 1024/w16: 8573x5879 fp32 layer_norm 275 -> 136 us, 4095x8193
+# fp32 rms_norm 135 -> 95, 5981x8193 bf16 rms_norm 160 -> 102, 306x48437 bf16 layer_norm 75 ->
+# 59). Fewer rows than SPLIT_MAX_ROWS keep the whole row, or go to the split.
+WHOLE_ROW_MANY_ROWS = 4096
+MANY_ROWS_TILE, MANY_ROWS_WARPS = 1024, 16
+
+
+def norm_launch(m: int, n: int, max_row_block: int = MAX_ROW_BLOCK) -> RowsConfig | LoopConfig:
+    """The launch of one program per row (or rows) for m rows of n: a RowsConfig for the
+    whole-row kernel, else a LoopConfig (the caller may still split few long rows).
+    Short rows share a program, but no fewer than SHORT_ROWS_PROGRAMS programs are launched
+    while there are rows for them (H200 tile run, 2026-11-27: 2032x21 bf16 layer_norm at 128
+    rows a program, 16 programs, 6.8 us; 4 rows 4.8 us)."""
+    block = row_block(n)
+    if block <= max_row_block and (block <= WHOLE_ROW_MANY_ROWS or m < SPLIT_MAX_ROWS):
+        rows = fewer_rows(rows_of(block), m, SHORT_ROWS_PROGRAMS)
+        return RowsConfig(rows, row_warps(block * rows))
+    if m >= SPLIT_MAX_ROWS:
+        return LoopConfig(min(MANY_ROWS_TILE, max_row_block), MANY_ROWS_WARPS)
+    return LoopConfig(min(LONG_BLOCK, max_row_block), LONG_WARPS)
+
+
 def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
                    weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float,
                    rms: bool, max_row_block: int = MAX_ROW_BLOCK,
@@ -430,27 +456,21 @@ def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
     w = weight.contiguous() if weight is not None else view
     b = bias.contiguous() if bias is not None else view
     flags = {"RMS": rms, "HAS_W": weight is not None, "HAS_B": bias is not None}
-    block = row_block(n)
+    align = alignment(n, view.stride(0))
+    launch = config or norm_launch(m, n, max_row_block)
     kernel: Any
-    if isinstance(config, RowsConfig) or block <= max_row_block and config is None:
-        rows = config.rows if config else rows_of(block)
+    if isinstance(launch, RowsConfig):
         kernel = _norm_rows_kernel
-        kernel[(cdiv(m, rows),)](view, w, b, out, m, n, view.stride(0), eps, **flags,
-                                 BLOCK_N=block, ROWS=rows,
-                                 ALIGN=alignment(n, view.stride(0)),
-                                 num_warps=config.warps if config else row_warps(block * rows))
-    elif isinstance(config, LoopConfig):
-        kernel = _norm_long_kernel
-        kernel[(m,)](view, w, b, out, n, view.stride(0), eps, **flags, BLOCK_N=config.tile,
-                     ALIGN=alignment(n, view.stride(0)), num_warps=config.warps)
-    elif ((not rms or n * x.element_size() > RMS_SPLIT_BYTES * max_row_block // MAX_ROW_BLOCK)
+        kernel[(cdiv(m, launch.rows),)](view, w, b, out, m, n, view.stride(0), eps, **flags,
+                                        BLOCK_N=row_block(n), ROWS=launch.rows, ALIGN=align,
+                                        num_warps=launch.warps)
+    elif (config is None
+          and (not rms or n * x.element_size() > RMS_SPLIT_BYTES * max_row_block // MAX_ROW_BLOCK)
           and (chunk := split_chunks(m, n, min(SPLIT_BLOCK, max_row_block))) < n):
         # fewer rows than the GPU has room for: chunks of each row go to separate programs
-        norm_split_rows(view, w, b, out, eps, flags, alignment(n, view.stride(0)), chunk,
-                        min(SPLIT_BLOCK, max_row_block))
+        norm_split_rows(view, w, b, out, eps, flags, align, chunk, min(SPLIT_BLOCK, max_row_block))
     else:
-        tile = min(LONG_BLOCK, max_row_block)
         kernel = _norm_long_kernel
-        kernel[(m,)](view, w, b, out, n, view.stride(0), eps, **flags, BLOCK_N=tile,
-                     ALIGN=alignment(n, view.stride(0)), num_warps=LONG_WARPS)
+        kernel[(m,)](view, w, b, out, n, view.stride(0), eps, **flags, BLOCK_N=launch.tile,
+                     ALIGN=align, num_warps=launch.warps)
     return out

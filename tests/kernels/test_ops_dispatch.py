@@ -853,6 +853,43 @@ def test_small_16bit_products_over_a_short_k_read_unaligned_operands_in_place(
     assert copied == []
 
 
+@pytest.mark.parametrize(("m", "n", "launch"), [
+    (2032, 21, _rows.RowsConfig(4, 4)),  # 128 rows a program would launch 16 programs
+    (65536, 21, _rows.RowsConfig(128, 8)),  # programs enough: rows share the 4096 tile
+    (99, 4097, _rows.RowsConfig(1, 16)),  # few rows: the whole row in registers
+    (100, 4096, _rows.RowsConfig(1, 8)),
+    (100, 4097, _rows.LoopConfig(1024, 16)),  # many rows over 4096: small looped tiles
+    (306, 48437, _rows.LoopConfig(1024, 16)),
+    (50, 48437, _rows.LoopConfig(8192, 16)),  # few long rows (the caller may split them)
+])
+def test_norm_launch_by_row_count_and_length(m: int, n: int,
+                                             launch: _rows.RowsConfig | _rows.LoopConfig) -> None:
+    assert _rows.norm_launch(m, n) == launch
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_many_rows_over_4096_are_normalised_in_small_looped_tiles(
+        dtype: torch.dtype, monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
+    import torch.nn.functional as F
+
+    from flagbot.kernels.ops.layer_norm import layer_norm
+    from flagbot.kernels.ops.rms_norm import rms_norm
+
+    # rows of 4097: four full 1024-element tiles and one holding a single element
+    long_rows = spy_on(monkeypatch, _rows, "_norm_long_kernel")
+    whole_rows = spy_on(monkeypatch, _rows, "_norm_rows_kernel")
+    m, n = _rows_split.SPLIT_MAX_ROWS, 4097
+    x = (seeded_randn(m, n, device=device) + 3).to(dtype)
+    w = seeded_randn(n, seed=1, device=device).to(dtype)
+    b = seeded_randn(n, seed=2, device=device).to(dtype)
+    xd, wd, bd = x.double(), w.double(), b.double()
+    assert_close("layer_norm", layer_norm(x, (n,), w, b), F.layer_norm(xd, (n,), wd, bd), n)
+    assert_close("rms_norm", rms_norm(x, (n,), w, 1e-6), F.rms_norm(xd, (n,), wd, 1e-6), n)
+    assert whole_rows.launches == []
+    assert [(grid, kw["BLOCK_N"], kw["num_warps"]) for grid, _, kw in long_rows.launches] == [
+        ((m,), 1024, 16)] * 2
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(("m", "n", "stride"), [(3, 131, 131), (1, 257, 257), (5, 130, 141)])
 def test_few_long_rows_are_normalised_in_chunks_that_programs_share(
