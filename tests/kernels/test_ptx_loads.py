@@ -278,4 +278,7 @@ def test_the_norm_output_pass_over_unaligned_rows_does_not_spill(
                for k in ("norm_out_odd_half", "norm_out_odd_whole")]
     if None in reports:
         pytest.skip("no ptxas here reads this PTX")
-    assert reports[0]["spill_stores"] == 0 and reports[1]["spill_stores"] > 0, reports
+    # whole tiles spilled 36 bytes under Triton 3.9's PTX and fit under 3.7's, in 80 registers
+    # either way: what holds across versions is the half tile's fewer registers and no spill
+    assert reports[0]["spill_stores"] == 0, reports
+    assert reports[0]["registers"] < reports[1]["registers"], reports
