@@ -28,6 +28,11 @@ os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 
 
 def compile_one(spec: dict[str, Any]) -> str:
+    return str(compiled(spec).asm["ptx"])
+
+
+def compiled(spec: dict[str, Any]) -> Any:
+    """Triton's compiled kernel for `spec` (through Triton's cache, as a launch would)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -44,9 +49,8 @@ def compile_one(spec: dict[str, Any]) -> str:
               if kind.startswith("*") or arg in divisible]
     source = ASTSource(fn=fn, signature=signature, constexprs=spec["constexprs"],
                        attrs={(i,): [["tt.divisibility", 16]] for i in marked})
-    kernel = triton.compile(source, target=GPUTarget("cuda", 90, 32),
-                            options={"num_warps": spec["warps"], "num_stages": spec["stages"]})
-    return str(kernel.asm["ptx"])
+    return triton.compile(source, target=GPUTarget("cuda", 90, 32),
+                          options={"num_warps": spec["warps"], "num_stages": spec["stages"]})
 
 
 def ptxas_report(ptx: str) -> dict[str, int] | None:

@@ -11,6 +11,9 @@
 # dependencies). A parts.tgz from an earlier machine, placed in .dev-sweep/, is unpacked first:
 # pass `--resume` to measure only the rows it lacks (benchmarks/sweep_forget.py drops the rows
 # a later change of the kernels launches differently, so that they are measured again).
+# Each call sends back Triton's compile cache as triton-cache.tgz (benchmarks/triton_cache.py,
+# up to $CACHE_MB MB of binaries, default 40); one placed in .dev-sweep/ is unpacked before
+# anything compiles, so a fresh machine's warm-up compiles only what changed.
 set -u
 OUT=${OUT:-out}; W=${SWEEP_DIR:-/tmp/bench-sweep}; WAIT=${WAIT:-540}
 mkdir -p "$OUT"
@@ -28,6 +31,9 @@ if [ "${1:-}" = start ] || [ "${1:-}" = ab ]; then
       --target /tmp/site .whl/*.whl || exit 2
   fi
   python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . || exit 2
+  # a cache that does not unpack costs only the compile time it would have saved
+  [ -f .dev-sweep/triton-cache.tgz ] && python3 benchmarks/triton_cache.py unpack \
+    .dev-sweep/triton-cache.tgz
   rm -rf "$W"; mkdir -p "$W"
   [ -f .dev-sweep/parts.tgz ] && tar xzf .dev-sweep/parts.tgz -C "$W"
   nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,temperature.gpu \
@@ -52,5 +58,6 @@ cp "$W"/card.txt "$W"/sweep.* "$OUT"/ 2>/dev/null
 # the patched tree's copy
 [ -d "$W/ab" ] && tar czf "$OUT/ab.tgz" -C "$W" --exclude=ab/head ab
 tar czf "$OUT/parts.tgz" -C "$W" --exclude='*.log' --exclude='*.db' sweep.parts 2>/dev/null
+python3 benchmarks/triton_cache.py pack "$OUT/triton-cache.tgz" --max-mb "${CACHE_MB:-40}"
 if kill -0 "$(cat "$W/pid")" 2>/dev/null; then echo "sweep still running"; else echo "sweep ended"; fi
 grep -E "^bench_kernels|^ab_rows|^\| |^\[time|^\[warm|^below|Traceback|Error" "$W/sweep.log" | tail -40

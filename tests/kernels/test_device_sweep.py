@@ -5,6 +5,7 @@ the running one's files), and `wait` without a sweep says so."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -18,7 +19,8 @@ SCRIPT = BENCHMARKS / "device_sweep.sh"
 
 
 def _run(args: list[str], work: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, SWEEP_DIR=str(work), OUT=str(work / "out"), WAIT="0")
+    env = dict(os.environ, SWEEP_DIR=str(work), OUT=str(work / "out"), WAIT="0",
+               TRITON_CACHE_DIR=str(work / "triton"))
     return subprocess.run(["bash", str(SCRIPT), *args], env=env, capture_output=True,
                           text=True, timeout=60, check=False)
 
@@ -60,10 +62,18 @@ def test_wait_sends_ab_rounds_back_as_one_file_without_the_patched_tree(tmp_path
     for name in ("base-0", "head-0", "base-1", "head-1", "ab"):
         (work / "ab" / f"{name}.json").write_text("{}")
     (work / "ab" / "head" / "tree" / "big.py").write_text("x" * 1000)
+    kernel = work / "triton" / "KEY"  # one compiled kernel in Triton's cache
+    kernel.mkdir(parents=True)
+    (kernel / "k.cubin").write_bytes(b"\x7fELF")
+    (kernel / "__grp__k.json").write_text(json.dumps({"child_paths": {"k.cubin": str(
+        kernel / "k.cubin")}}))
     done = _run(["wait"], work)
     assert done.returncode == 0 and "sweep ended" in done.stdout
     out = work / "out"
-    assert {p.name for p in out.iterdir()} <= {"card.txt", "sweep.log", "ab.tgz", "parts.tgz"}
+    assert {p.name for p in out.iterdir()} <= {"card.txt", "sweep.log", "ab.tgz", "parts.tgz",
+                                               "triton-cache.tgz"}
+    with tarfile.open(out / "triton-cache.tgz") as tar:
+        assert sorted(tar.getnames()) == ["KEY/__grp__k.json", "KEY/k.cubin"]
     with tarfile.open(out / "ab.tgz") as tar:
         names = set(tar.getnames())
     assert {f"ab/{n}.json" for n in ("base-0", "head-0", "base-1", "head-1", "ab")} <= names
