@@ -53,6 +53,7 @@ from flagbot.kernels.tolerances import tolerance
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sweep_pool  # noqa: E402 - the benchmark's own folder, found by path
+from sweep_pool import in_shard, key_index, parse_shard  # noqa: E402
 
 STARTED = time.perf_counter()  # import time: the warm-up pass reports its start-up cost
 BANDWIDTH_TARGET = 0.85
@@ -516,24 +517,6 @@ def planned_rows(args: argparse.Namespace, count: int, seeds: list[int]
                         for i in range(count) for j, op in enumerate(ops)
                         if not cases or drawn[op][i].case.id in cases]
     return fixed, sweeps
-
-
-def key_index(key: str) -> int:
-    return int(key.rsplit(":", 1)[1])
-
-
-def in_shard(key: str, shard: tuple[int, int]) -> bool:
-    """Rows are dealt round-robin within each list, so every shard gets every op alike."""
-    return key_index(key) % shard[1] == shard[0]
-
-
-def parse_shard(text: str | None) -> tuple[int, int]:
-    if not text:
-        return 0, 1
-    i, _, n = text.partition("/")
-    if not (i.isdigit() and n.isdigit()) or not 0 <= int(i) < int(n):
-        raise ValueError(f"--shard {text!r}: use I/N with 0 <= I < N")
-    return int(i), int(n)
 
 
 def disturbed(r: dict[str, Any]) -> bool:

@@ -141,6 +141,63 @@ def _first_calls(dev: Any, fg: dict[str, Callable[..., Any]], row: Any,
     dev.synchronize()
 
 
+def key_index(key: str) -> int:
+    return int(key.rsplit(":", 1)[1])
+
+
+def in_shard(key: str, shard: tuple[int, int]) -> bool:
+    """Rows are dealt round-robin within each list, so every shard gets every op alike."""
+    return key_index(key) % shard[1] == shard[0]
+
+
+def parse_shard(text: str | None) -> tuple[int, int]:
+    if not text:
+        return 0, 1
+    i, _, n = text.partition("/")
+    if not (i.isdigit() and n.isdigit()) or not 0 <= int(i) < int(n):
+        raise ValueError(f"--shard {text!r}: use I/N with 0 <= I < N")
+    return int(i), int(n)
+
+
+def reshard(parts: Path, name: str, count: int) -> None:
+    """Deal a stage's saved rows afresh over `count` part files where an earlier run wrote
+    them for another number of devices. Each timing process resumes from its own file alone:
+    without this, a sweep resumed on a machine of more devices measured again, and merged
+    twice, the rows the earlier layout had given to files the new processes do not read. A
+    stage complete before stays complete; the earlier files are kept beside, as `.dealt`."""
+    found = sorted(parts.glob(f"{name}-part-*.json"))
+    results = [read_result(p) for p in found]
+    shards = [parse_shard(r.get("shard")) for r in results]
+    if all(n == count for _, n in shards):
+        return
+    old_count = shards[0][1]
+    complete = (all(r.get("complete") for r in results)
+                and sorted(shards) == [(i, old_count) for i in range(old_count)])
+    rows = [row for r in results for row in r["rows"]]
+    sweeps: dict[int, dict[str, Any]] = {}
+    for r in results:
+        for sweep in r["random"]:
+            sweeps.setdefault(sweep["seed"], {**sweep, "rows": []})["rows"] += sweep["rows"]
+    meta = {k: v for k, v in results[0].items()
+            if k not in ("rows", "random", "shard", "complete")}
+    for path in found:
+        path.rename(path.with_name(path.name + ".dealt"))
+    for i in range(count):
+        def mine(row: dict[str, Any], i: int = i) -> bool:
+            return in_shard(row["key"], (i, count))
+        write_json(parts / f"{name}-part-{i}.json", {
+            **meta, "shard": f"{i}/{count}", "complete": complete,
+            "rows": _dealt(rows, mine),
+            "random": [{**s, "rows": _dealt(s["rows"], mine)} for s in sweeps.values()]})
+    print(f"bench_kernels: {name}: {len(found)} part file(s) of {old_count} device(s) dealt "
+          f"afresh over {count}", file=sys.stderr, flush=True)
+
+
+def _dealt(rows: list[dict[str, Any]], mine: Callable[[dict[str, Any]], bool]
+           ) -> list[dict[str, Any]]:
+    return sorted((r for r in rows if mine(r)), key=lambda r: key_index(r["key"]))
+
+
 def write_json(path: Path, result: dict[str, Any]) -> None:
     """Write through a temporary file, so a run killed mid-write keeps the last whole file."""
     tmp = path.with_name(path.name + ".tmp")
@@ -239,6 +296,8 @@ def run(args: argparse.Namespace, seeds: list[int],
     for name, selection in stages(args, seeds):
         outputs = [parts / f"{name}-part-{i}.json" for i in range(len(devices))]
         written += outputs
+        if args.resume:
+            reshard(parts, name, len(devices))
         if args.resume and all(_complete(p) for p in outputs):
             if any(_to_retime(p, disturbed) for p in outputs):
                 bad += _time_stage(args, name, selection, devices, outputs, parts)

@@ -195,6 +195,67 @@ def test_a_complete_stage_is_timed_again_only_for_rows_newly_called_disturbed(
     assert calls == ["time"] * disturbed_rows  # never warmed again; timed only to retime
 
 
+def _stage_part(shard: str, keys: list[int], complete: bool = True) -> dict[str, Any]:
+    return {"device": {"name": "H200", "index": 0}, "copy_gbps": 4000.0, "date": "d",
+            "complete": complete, "torch": "t", "triton": "tr", "flaggems": None,
+            "shard": shard, "rows": [],
+            "random": [{"seed": 5, "count": 9,
+                        "rows": [_row(f"random:5:{k}", "add", 1.0) for k in keys]}]}
+
+
+@pytest.mark.parametrize(("before", "after"), [(1, 2), (2, 1), (2, 3)])
+def test_a_stage_resumed_on_another_number_of_devices_is_dealt_afresh(
+        bench: ModuleType, tmp_path: Path, before: int, after: int) -> None:
+    pool = bench.sweep_pool
+    for i in range(before):
+        (tmp_path / f"seed-5-part-{i}.json").write_text(json.dumps(
+            _stage_part(f"{i}/{before}", [k for k in range(9) if k % before == i])))
+    pool.reshard(tmp_path, "seed-5", after)
+    outputs = [tmp_path / f"seed-5-part-{i}.json" for i in range(after)]
+    for i, path in enumerate(outputs):
+        part = json.loads(path.read_text())
+        assert part["shard"] == f"{i}/{after}" and part["complete"]
+        assert part["device"] == {"name": "H200", "index": 0}  # where the rows were timed
+        assert [r["key"] for r in part["random"][0]["rows"]] == [
+            f"random:5:{k}" for k in range(9) if k % after == i]
+    assert sorted(p.name for p in tmp_path.glob("*.dealt")) == [
+        f"seed-5-part-{i}.json.dealt" for i in range(before)]  # the earlier files kept
+    assert not (tmp_path / f"seed-5-part-{after}.json").exists()
+    merged = pool.merge(outputs)
+    assert sorted(r["key"] for r in merged["random"][0]["rows"]) == sorted(
+        f"random:5:{k}" for k in range(9))  # every row once
+    pool.reshard(tmp_path, "seed-5", after)  # dealt for this count already: left alone
+    assert len(list(tmp_path.glob("*.dealt"))) == before
+
+
+def test_a_stage_dealt_afresh_stays_incomplete_where_it_was(bench: ModuleType,
+                                                            tmp_path: Path) -> None:
+    (tmp_path / "fixed-part-0.json").write_text(json.dumps(
+        _stage_part("0/2", [0, 2, 4])))  # shard 1/2 never written
+    bench.sweep_pool.reshard(tmp_path, "fixed", 1)
+    part = json.loads((tmp_path / "fixed-part-0.json").read_text())
+    assert not part["complete"] and len(part["random"][0]["rows"]) == 3
+
+
+def test_a_complete_stage_of_one_device_is_not_timed_again_on_two(
+        bench: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "fixed-part-0.json").write_text(json.dumps(
+        {**_stage_part("0/1", []), "rows": [_row(f"fixed:{k}", "add", 1.0) for k in range(3)],
+         "random": []}))
+    calls: list[str] = []
+    monkeypatch.setattr(bench.sweep_pool, "_warm_stage", lambda *a: calls.append("warm"))
+    monkeypatch.setattr(bench.sweep_pool, "_time_stage",
+                        lambda *a: calls.append("time") or [])
+    monkeypatch.setattr(bench.sweep_pool, "device_names", lambda spec: ["cuda:0", "cuda:1"])
+    args = bench.parser().parse_args(["--shapes", "fixed", "--warm-workers", "2", "--resume",
+                                      "--devices", "all", "--parts", str(tmp_path)])
+    args.kinds = ["fixed"]
+    bench.sweep_pool.run(args, [], bench.finish, bench.verdict, bench.disturbed)
+    assert calls == []
+    assert [json.loads((tmp_path / f"fixed-part-{i}.json").read_text())["shard"]
+            for i in range(2)] == ["0/2", "1/2"]
+
+
 def test_a_resumed_stage_warms_only_the_rows_it_lacks(bench: ModuleType,
                                                       monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path) -> None:
