@@ -171,7 +171,8 @@ SWEEP: list[Row] = [
 
 
 def parse_case(text: str) -> Case:
-    """A Case from its id (as results files write it) ("5x16384x513[dim=0]", "127x59[approximate=tanh]")."""
+    """A Case from its id as results files write it ("5x16384x513[dim=0]",
+    "127x59[approximate=tanh]")."""
     dims, _, extra = text.partition("[")
     params: dict[str, Any] = {}
     for item in filter(None, extra.rstrip("]").split(",")):

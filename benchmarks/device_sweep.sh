@@ -12,8 +12,8 @@
 # pass `--resume` to measure only the rows it lacks (benchmarks/sweep_forget.py drops the rows
 # a later change of the kernels launches differently, so that they are measured again).
 # Each call sends back Triton's compile cache as triton-cache.tgz (benchmarks/triton_cache.py,
-# up to $CACHE_MB MB of binaries, default 40); one placed in .dev-sweep/ is unpacked before
-# anything compiles, so a fresh machine's warm-up compiles only what changed.
+# up to $CACHE_MB MB of binaries, else the tool's default of 40); one placed in .dev-sweep/ is
+# unpacked before anything compiles, so a fresh machine's warm-up compiles only what changed.
 set -u
 OUT=${OUT:-out}; W=${SWEEP_DIR:-/tmp/bench-sweep}; WAIT=${WAIT:-540}
 mkdir -p "$OUT"
@@ -58,6 +58,6 @@ cp "$W"/card.txt "$W"/sweep.* "$OUT"/ 2>/dev/null
 # the patched tree's copy
 [ -d "$W/ab" ] && tar czf "$OUT/ab.tgz" -C "$W" --exclude=ab/head ab
 tar czf "$OUT/parts.tgz" -C "$W" --exclude='*.log' --exclude='*.db' sweep.parts 2>/dev/null
-python3 benchmarks/triton_cache.py pack "$OUT/triton-cache.tgz" --max-mb "${CACHE_MB:-40}"
+python3 benchmarks/triton_cache.py pack "$OUT/triton-cache.tgz" ${CACHE_MB:+--max-mb "$CACHE_MB"}
 if kill -0 "$(cat "$W/pid")" 2>/dev/null; then echo "sweep still running"; else echo "sweep ended"; fi
 grep -E "^bench_kernels|^ab_rows|^\| |^\[time|^\[warm|^below|Traceback|Error" "$W/sweep.log" | tail -40

@@ -183,19 +183,16 @@ def reshard(parts: Path, name: str, count: int) -> None:
     for path in found:
         path.rename(path.with_name(path.name + ".dealt"))
     for i in range(count):
-        def mine(row: dict[str, Any], i: int = i) -> bool:
-            return in_shard(row["key"], (i, count))
         write_json(parts / f"{name}-part-{i}.json", {
             **meta, "shard": f"{i}/{count}", "complete": complete,
-            "rows": _dealt(rows, mine),
-            "random": [{**s, "rows": _dealt(s["rows"], mine)} for s in sweeps.values()]})
+            "rows": _dealt(rows, (i, count)),
+            "random": [{**s, "rows": _dealt(s["rows"], (i, count))} for s in sweeps.values()]})
     print(f"bench_kernels: {name}: {len(found)} part file(s) of {old_count} device(s) dealt "
           f"afresh over {count}", file=sys.stderr, flush=True)
 
 
-def _dealt(rows: list[dict[str, Any]], mine: Callable[[dict[str, Any]], bool]
-           ) -> list[dict[str, Any]]:
-    return sorted((r for r in rows if mine(r)), key=lambda r: key_index(r["key"]))
+def _dealt(rows: list[dict[str, Any]], shard: tuple[int, int]) -> list[dict[str, Any]]:
+    return sorted((r for r in rows if in_shard(r["key"], shard)), key=lambda r: key_index(r["key"]))
 
 
 def write_json(path: Path, result: dict[str, Any]) -> None:

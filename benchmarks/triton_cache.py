@@ -61,7 +61,7 @@ def pack(cache: Path, archive: Path, max_bytes: int) -> tuple[int, int]:
     total = 0
     archive.parent.mkdir(parents=True, exist_ok=True)
     with tarfile.open(archive, "w:gz") as tar:
-        for _, group, children in _kernels(cache):
+        for mtime, group, children in _kernels(cache):
             size = sum(Path(p).stat().st_size for p in children.values())
             if total + size > max_bytes:
                 left += 1
@@ -75,7 +75,7 @@ def pack(cache: Path, archive: Path, max_bytes: int) -> tuple[int, int]:
                                                for n, p in children.items()}}).encode()
             info = tarfile.TarInfo(f"{folder}/{group.name}")
             info.size = len(text)
-            info.mtime = int(group.stat().st_mtime)
+            info.mtime = int(mtime)
             tar.addfile(info, io.BytesIO(text))
             packed += 1
     return packed, left
@@ -111,9 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("action", choices=("pack", "unpack"))
     p.add_argument("archive", type=Path)
     p.add_argument("--cache", type=Path, default=None)
-    p.add_argument("--max-mb", type=float, default=48.0,
-                   help="files before compression (pack; default 48, about a third of that "
-                        "compressed)")
+    p.add_argument("--max-mb", type=float, default=40.0,
+                   help="files before compression (pack; default 40, about a third of that "
+                        "compressed: within the 16 MiB a lent machine returns a file)")
     args = p.parse_args(argv)
     cache = args.cache or default_cache()
     if args.action == "pack":
