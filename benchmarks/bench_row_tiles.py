@@ -80,11 +80,11 @@ def grid(op: str, x: torch.Tensor, d: int) -> list[Config]:
         # the whole row in registers (rows per program x warps) up to MAX_ROW_BLOCK, and the
         # looped kernel (tile x warps) over any row longer than its tile
         block = next_power_of_2(r)
-        for rows in (1, 2, 4, 8, 16):
+        for rows in (1, 2, 4, 8, 16, 32, 64, 128, 256):
             for warps in (4, 8, 16):
                 if block * rows <= MAX_ROW_BLOCK and 32 * warps <= max(128, block * rows // 4):
                     out.append(RowsConfig(rows, warps))
-        for tile in (1024, 2048, 4096, 8192):
+        for tile in (512, 1024, 2048, 4096, 8192):
             for warps in (4, 8, 16):
                 if tile < block and 32 * warps <= tile:
                     out.append(LoopConfig(tile, warps))

@@ -88,8 +88,8 @@ class RowsConfig:
 
 @dataclass(frozen=True)
 class LoopConfig:
-    """The looped norm kernel's launch (benchmarks, tests): one row a program, walked in tiles
-    of `tile` elements (a power of two) by `warps` warps."""
+    """The looped norm kernel's launch: one row a program, walked in tiles of `tile` elements
+    (a power of two) by `warps` warps."""
 
     tile: int
     warps: int
@@ -397,6 +397,45 @@ def _norm_long_kernel(x_ptr, w_ptr, b_ptr, out_ptr, n, stride_row, eps, RMS: tl.
         tl.store(dst + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+# Norms over many rows longer than 4096 that allow only accesses under 8 bytes (a row length or
+# stride off a multiple of 4 elements for 16-bit, of 2 for fp32): the looped kernel in
+# 1024-element tiles at 16 warps, not the whole row in registers nor 8192-element tiles. Such
+# rows are read a few bytes an access either way, and small programs let more rows share a
+# multiprocessor. H200 A/B, 2026-11-27, 2 rounds, launch-inclusive, earlier -> looped 1024/w16:
+# 8573x5879 fp32 layer_norm 273 -> 136 us, 64x36x21761 fp16 layer_norm 215 -> 125, 5981x8193
+# bf16 rms_norm 162 -> 101, 513x50257 bf16 layer_norm 109 -> 77; of 21 such rows 16 faster by
+# over 5%, one slower (616x16385 fp32 rms_norm 43 -> 49). Rows read in 8- or 16-byte vectors
+# lost (16384x8192 bf16 layer_norm 149 -> 202, 127x131072 fp16 40 -> 84, 5208x12884 bf16
+# rms_norm 80 -> 93), as did fewer rows than two a multiprocessor (240x100277 bf16 rms_norm
+# 73 -> 106, 256x215002 fp16 layer_norm 121 -> 168, 129x6170 bf16 rms_norm 6.3 -> 8.2).
+WHOLE_ROW_MANY_ROWS, MANY_ROWS = 4096, 264
+MANY_ROWS_TILE, MANY_ROWS_WARPS, MANY_ROWS_MAX_VECTOR = 1024, 16, 8
+
+
+def norm_launch(m: int, n: int, vector_bytes: int,
+                max_row_block: int = MAX_ROW_BLOCK) -> RowsConfig | LoopConfig:
+    """The launch of one program per row (or rows) for m rows of n whose widest access is
+    `vector_bytes` (the alignment of the row length and stride, in bytes): a RowsConfig for
+    the whole-row kernel, else a LoopConfig (the caller may still split few long rows).
+    Short rows share a program; those read in accesses under 16 bytes share one only while no
+    fewer than SHORT_ROWS_PROGRAMS programs are launched (same A/B: 2032x21 bf16 layer_norm
+    6.7 -> 4.8 us from 128 rows a program to 4, 8191x5 fp16 7.5 -> 4.7; of 76 such rows 68
+    faster by over 5%, one slower: 4095x102 fp16 t 9.3 -> 10.6). Rows in 16-byte vectors keep
+    their share: fewer rows a program narrowed each thread's accesses (1024x256 bf16 rms_norm
+    4.6 -> 5.6 us, 1040x256 bf16 layer_norm 4.9 -> 5.5)."""
+    block = row_block(n)
+    many = (m >= MANY_ROWS and block > WHOLE_ROW_MANY_ROWS
+            and vector_bytes < MANY_ROWS_MAX_VECTOR)
+    if block <= max_row_block and not many:
+        rows = rows_of(block)
+        if vector_bytes < 16:
+            rows = fewer_rows(rows, m, SHORT_ROWS_PROGRAMS)
+        return RowsConfig(rows, row_warps(block * rows))
+    if many:
+        return LoopConfig(min(MANY_ROWS_TILE, max_row_block), MANY_ROWS_WARPS)
+    return LoopConfig(min(LONG_BLOCK, max_row_block), LONG_WARPS)
+
+
 def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
                    weight: torch.Tensor | None, bias: torch.Tensor | None, eps: float,
                    rms: bool, max_row_block: int = MAX_ROW_BLOCK,
@@ -430,27 +469,21 @@ def norm_last_dims(name: str, x: torch.Tensor, normalized_shape: Any,
     w = weight.contiguous() if weight is not None else view
     b = bias.contiguous() if bias is not None else view
     flags = {"RMS": rms, "HAS_W": weight is not None, "HAS_B": bias is not None}
-    block = row_block(n)
+    align = alignment(n, view.stride(0))
+    launch = config or norm_launch(m, n, min(16, align * x.element_size()), max_row_block)
     kernel: Any
-    if isinstance(config, RowsConfig) or block <= max_row_block and config is None:
-        rows = config.rows if config else rows_of(block)
+    if isinstance(launch, RowsConfig):
         kernel = _norm_rows_kernel
-        kernel[(cdiv(m, rows),)](view, w, b, out, m, n, view.stride(0), eps, **flags,
-                                 BLOCK_N=block, ROWS=rows,
-                                 ALIGN=alignment(n, view.stride(0)),
-                                 num_warps=config.warps if config else row_warps(block * rows))
-    elif isinstance(config, LoopConfig):
-        kernel = _norm_long_kernel
-        kernel[(m,)](view, w, b, out, n, view.stride(0), eps, **flags, BLOCK_N=config.tile,
-                     ALIGN=alignment(n, view.stride(0)), num_warps=config.warps)
-    elif ((not rms or n * x.element_size() > RMS_SPLIT_BYTES * max_row_block // MAX_ROW_BLOCK)
+        kernel[(cdiv(m, launch.rows),)](view, w, b, out, m, n, view.stride(0), eps, **flags,
+                                        BLOCK_N=row_block(n), ROWS=launch.rows, ALIGN=align,
+                                        num_warps=launch.warps)
+    elif (config is None
+          and (not rms or n * x.element_size() > RMS_SPLIT_BYTES * max_row_block // MAX_ROW_BLOCK)
           and (chunk := split_chunks(m, n, min(SPLIT_BLOCK, max_row_block))) < n):
         # fewer rows than the GPU has room for: chunks of each row go to separate programs
-        norm_split_rows(view, w, b, out, eps, flags, alignment(n, view.stride(0)), chunk,
-                        min(SPLIT_BLOCK, max_row_block))
+        norm_split_rows(view, w, b, out, eps, flags, align, chunk, min(SPLIT_BLOCK, max_row_block))
     else:
-        tile = min(LONG_BLOCK, max_row_block)
         kernel = _norm_long_kernel
-        kernel[(m,)](view, w, b, out, n, view.stride(0), eps, **flags, BLOCK_N=tile,
-                     ALIGN=alignment(n, view.stride(0)), num_warps=LONG_WARPS)
+        kernel[(m,)](view, w, b, out, n, view.stride(0), eps, **flags, BLOCK_N=launch.tile,
+                     ALIGN=align, num_warps=launch.warps)
     return out

@@ -853,6 +853,65 @@ def test_small_16bit_products_over_a_short_k_read_unaligned_operands_in_place(
     assert copied == []
 
 
+@pytest.mark.parametrize(("m", "n", "vector", "launch"), [
+    (2032, 21, 2, _rows.RowsConfig(4, 4)),  # 128 rows a program would launch 16 programs
+    (65536, 21, 2, _rows.RowsConfig(128, 8)),  # programs enough: rows share the 4096 tile
+    (1024, 256, 16, _rows.RowsConfig(16, 8)),  # 16-byte vectors keep 16 rows a program
+    (1024, 256, 4, _rows.RowsConfig(2, 4)),  # narrower accesses: 512 programs
+    (263, 4097, 2, _rows.RowsConfig(1, 16)),  # under two rows a multiprocessor: whole rows
+    (264, 4096, 2, _rows.RowsConfig(1, 8)),
+    (264, 4097, 2, _rows.LoopConfig(1024, 16)),  # many rows over 4096: small looped tiles
+    (264, 4097, 8, _rows.RowsConfig(1, 16)),  # ... unless read in 8-byte vectors or wider
+    (306, 48437, 2, _rows.LoopConfig(1024, 16)),
+    (306, 48440, 16, _rows.LoopConfig(8192, 16)),
+    (50, 48437, 2, _rows.LoopConfig(8192, 16)),  # few long rows (the caller may split them)
+])
+def test_norm_launch_by_row_count_length_and_alignment(
+        m: int, n: int, vector: int, launch: _rows.RowsConfig | _rows.LoopConfig) -> None:
+    assert _rows.norm_launch(m, n, vector) == launch
+
+
+@pytest.mark.parametrize(("n", "rows"), [(16, 256), (12, 1)])
+def test_norm_rows_share_a_program_by_their_alignment(n: int, rows: int,
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      device: torch.device) -> None:
+    import torch.nn.functional as F
+
+    from flagbot.kernels.ops.layer_norm import layer_norm
+
+    # fp16 rows of 16 are read in 16-byte vectors and keep 256 rows a program; rows of 12 allow
+    # 8-byte accesses only, and take one row a program to launch 300 programs
+    whole_rows = spy_on(monkeypatch, _rows, "_norm_rows_kernel")
+    x = seeded_randn(300, n, device=device).to(torch.float16)
+    assert_close("layer_norm", layer_norm(x, (n,)), F.layer_norm(x.double(), (n,)), n)
+    assert [(grid, kw["ROWS"]) for grid, _, kw in whole_rows.launches] == [
+        ((300 // rows + (300 % rows > 0),), rows)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_many_rows_over_4096_are_normalised_in_small_looped_tiles(
+        dtype: torch.dtype, monkeypatch: pytest.MonkeyPatch, device: torch.device) -> None:
+    import torch.nn.functional as F
+
+    from flagbot.kernels.ops.layer_norm import layer_norm
+    from flagbot.kernels.ops.rms_norm import rms_norm
+
+    # rows of 4097 (read an element an access): four full 1024-element tiles and one holding
+    # a single element
+    long_rows = spy_on(monkeypatch, _rows, "_norm_long_kernel")
+    whole_rows = spy_on(monkeypatch, _rows, "_norm_rows_kernel")
+    m, n = _rows.MANY_ROWS, 4097
+    x = (seeded_randn(m, n, device=device) + 3).to(dtype)
+    w = seeded_randn(n, seed=1, device=device).to(dtype)
+    b = seeded_randn(n, seed=2, device=device).to(dtype)
+    xd, wd, bd = x.double(), w.double(), b.double()
+    assert_close("layer_norm", layer_norm(x, (n,), w, b), F.layer_norm(xd, (n,), wd, bd), n)
+    assert_close("rms_norm", rms_norm(x, (n,), w, 1e-6), F.rms_norm(xd, (n,), wd, 1e-6), n)
+    assert whole_rows.launches == []
+    assert [(grid, kw["BLOCK_N"], kw["num_warps"]) for grid, _, kw in long_rows.launches] == [
+        ((m,), 1024, 16)] * 2
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(("m", "n", "stride"), [(3, 131, 131), (1, 257, 257), (5, 130, 141)])
 def test_few_long_rows_are_normalised_in_chunks_that_programs_share(
