@@ -67,11 +67,14 @@ class MMConfig:
 
 
 def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
-           min_k_per_split: int) -> MMConfig:
+           min_k_per_split: int, power_of_two: bool = False) -> MMConfig:
     """`cfg` with K split into up to `max_split` parts, enough for about `programs` programs,
-    each part at least `min_k_per_split` long; unchanged where that leaves one part."""
+    each part at least `min_k_per_split` long (`power_of_two`: the largest power of two up to
+    that many parts); unchanged where that leaves one part."""
     tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
     split = min(cdiv(programs, tiles), k // min_k_per_split, max_split)
+    if power_of_two and split > 1:
+        split = 1 << (split.bit_length() - 1)
     return replace(cfg, split_k=split) if split > 1 else cfg
 
 
@@ -101,7 +104,25 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
         if tiles >= TARGET_PROGRAMS:
             return cfg
-        return _split(cfg, m, n, k, 2 * TARGET_PROGRAMS, 32, 2 * bk)
+        # a K under LONG_K splits only towards one wave of programs, in a power of two of
+        # parts: finer parts of 70-180 lost to the split's partial sums (H200 tile run,
+        # 2026-11-27, device time x torch, earlier split -> this one: 512x461x469 7 parts
+        # 0.58 -> 2 parts 0.75, 2048x191x700 5 -> 2 0.63 -> 0.80, 42x8193x883 5 -> 2 0.66 ->
+        # 0.85, 512x1024x1023 5 -> 2 0.78 -> 0.95; 293x513x5347 11 -> 8 0.78 -> 0.73 the loss)
+        programs = 2 * TARGET_PROGRAMS if k >= LONG_K else ONE_WAVE
+        return _split(cfg, m, n, k, programs, 32, 2 * bk, power_of_two=True)
+    if not wide and m > 32 and k > bk and k % bk and cdiv(m, 64) * cdiv(n, 64) >= FEW_TILES:
+        # fp32 A read down its columns, K ending off a tile, a grid of 64x64 tiles or more:
+        # both operands copied K-padded, their columns padded to 16 elements, at 64x64 tiles,
+        # split in two under a wave (H200 tile run, 2026-11-27, device time x torch, earlier
+        # pick -> this one, both operands by columns: 63x21557x2131 0.18 -> 0.58, 33x32768x511
+        # 0.33 -> 0.65, 3989x184x700 0.39 -> 0.73, 511x540x2049 0.48 -> 0.72, 5323x513x7383
+        # 0.53 -> 1.28). Fewer tiles lost (128x457x1061: 16 tiles, 0.82 -> 0.56), as did K
+        # within one tile (12296x79x23 0.53 -> 0.45).
+        cfg = MMConfig(64, 64, bk, 4, 4, pad_k=True)
+        if cdiv(m, 64) * cdiv(n, 64) >= ONE_WAVE:
+            return cfg
+        return _split(cfg, m, n, k, TARGET_PROGRAMS, 2, 2 * bk)
     if not wide and m > 64:
         # A read down its columns: 128x64 tiles (2161x1025x16384 fp32 t 0.72x torch, 32x128
         # 0.61x), K split under one wave (256x2049x2048: 66 tiles, 0.47x torch unsplit)
