@@ -267,7 +267,8 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     assert mm_config(512, 461, 469, f32).split_k == 2  # 64 tiles: 3 parts rounded down
     assert mm_config(664, 853, 712, f32).split_k == 1  # 147 tiles: a wave already
     assert mm_config(129, 431, 751, f32).split_k == 4
-    assert mm_config(293, 513, 5347, f32).split_k == 8  # a long K: 11 parts rounded down
+    assert mm_config(293, 513, 5347, f32).split_k == 11  # a long K: towards 2 programs an SM
+    assert not mm_config(1184, 4096, 1048, f32, a_columns=True, unaligned=False).pad_k
     few_rows = mm_config(7, 27146, 2047, f32)  # a few fp32 rows: 16x128, split at a wave
     assert few_rows.block_n == 128 and few_rows.split_k == 2
     assert mm_config(2048, 8192, 1449, torch.bfloat16).block_n == 256  # ~4 waves, any K
@@ -330,6 +331,18 @@ def test_mm_fp32_rules_at_small_odd_shapes(m: int, n: int, k: int, layout: str,
         a, b = a.t().contiguous().t(), b.t().contiguous().t()
     assert picked_config(a, b) == expected
     assert_close("mm", mm(a, b), a.double() @ b.double(), k)
+
+
+@pytest.mark.parametrize(("m", "k", "padded"), [(1184, 1048, False), (1183, 1048, True),
+                                                (1184, 1047, True)])
+def test_mm_fp32_columns_are_copied_only_where_an_operand_is_off_16_bytes(
+        m: int, k: int, padded: bool) -> None:
+    from flagbot.kernels.ops.mm import picked_config
+
+    # A and B by columns (their transposes stored row by row), shapes only: nothing runs
+    a = torch.empty((k, m), device="meta").t()
+    b = torch.empty((4096, k), device="meta").t()
+    assert picked_config(a, b).pad_k == padded
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
