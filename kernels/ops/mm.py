@@ -67,18 +67,22 @@ class MMConfig:
 
 
 def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
-           min_k_per_split: int) -> MMConfig:
+           min_k_per_split: int, power_of_two: bool = False) -> MMConfig:
     """`cfg` with K split into up to `max_split` parts, enough for about `programs` programs,
-    each part at least `min_k_per_split` long; unchanged where that leaves one part."""
+    each part at least `min_k_per_split` long (`power_of_two`: the largest power of two up to
+    that many parts); unchanged where that leaves one part."""
     tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
     split = min(cdiv(programs, tiles), k // min_k_per_split, max_split)
+    if power_of_two and split > 1:
+        split = 1 << (split.bit_length() - 1)
     return replace(cfg, split_k=split) if split > 1 else cfg
 
 
 def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
-              a_columns: bool = False) -> MMConfig:
+              a_columns: bool = False, unaligned: bool = True) -> MMConfig:
     """The tile configuration for an (m, k) @ (k, n) product in `dtype`; `a_columns`: A is
-    stored column by column (a transposed operand read in place).
+    stored column by column (a transposed operand read in place); `unaligned`: an operand's
+    rows (or columns) are off 16 bytes apart.
 
     From one H100 sweep of 80 shapes x up to 80 configurations (2026-11-26, device time,
     benchmarks/bench_mm_tiles.py; x torch in brackets): fp32 (3xTF32) row-major, 32x128 tiles
@@ -101,7 +105,32 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
         if tiles >= TARGET_PROGRAMS:
             return cfg
-        return _split(cfg, m, n, k, 2 * TARGET_PROGRAMS, 32, 2 * bk)
+        # a K under LONG_K splits only towards one wave of programs, in a power of two of
+        # parts: finer parts of 70-180 lost to the split's partial sums (H200 A/B,
+        # 2026-11-27, x torch launch-inclusive, earlier split -> this one: 512x461x469 7 parts
+        # 0.59 -> 2 parts 0.71, 2048x191x700 5 -> 2 0.63 -> 0.80, 42x8193x883 5 -> 2 0.65 ->
+        # 0.85, 512x1024x1023 5 -> 2 0.75 -> 0.92, 129x5256x971 0.95 -> 1.15; of 13 such rows
+        # 9 faster by over 5%, 457x129x700 10 -> 4 parts 0.90 -> 0.85 the loss). A long K keeps its
+        # finer split: rounded down to a power of two it lost (29x11657x2315 6 -> 4 parts
+        # 1.10 -> 0.96, 293x513x5347 11 -> 8 0.78 -> 0.73).
+        if k >= LONG_K:
+            return _split(cfg, m, n, k, 2 * TARGET_PROGRAMS, 32, 2 * bk)
+        return _split(cfg, m, n, k, ONE_WAVE, 32, 2 * bk, power_of_two=True)
+    if (not wide and m > 32 and unaligned and k > bk and k % bk
+            and cdiv(m, 64) * cdiv(n, 64) >= FEW_TILES):
+        # fp32 A read down its columns, an operand off 16 bytes, K ending off a tile, a grid
+        # of 64x64 tiles or more: both operands copied K-padded, their columns padded to 16
+        # elements, at 64x64 tiles, split in two under a wave (H200 A/B, 2026-11-27, x torch
+        # launch-inclusive, earlier pick -> this one, both operands by columns: 63x21557x2131
+        # 0.18 -> 0.58, 33x32768x511 0.29 -> 0.59, 3989x184x700 0.40 -> 0.76, 511x540x2049
+        # 0.46 -> 0.69, 5323x513x7383 0.52 -> 1.28, 5456x3606x6171 1.17 -> 1.48). With both
+        # operands' columns on 16 bytes the copy only cost (1184x4096x1048 1.54 -> 1.36);
+        # fewer tiles lost in a tile run (128x457x1061: 16 tiles, 0.82 -> 0.56), as did K
+        # within one tile (12296x79x23 0.53 -> 0.45).
+        cfg = MMConfig(64, 64, bk, 4, 4, pad_k=True)
+        if cdiv(m, 64) * cdiv(n, 64) >= ONE_WAVE:
+            return cfg
+        return _split(cfg, m, n, k, TARGET_PROGRAMS, 2, 2 * bk)
     if not wide and m > 64:
         # A read down its columns: 128x64 tiles (2161x1025x16384 fp32 t 0.72x torch, 32x128
         # 0.61x), K split under one wave (256x2049x2048: 66 tiles, 0.47x torch unsplit)
@@ -450,12 +479,16 @@ def copies_unaligned(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> bool:
                                    or a.numel() + b.numel() > SMALL_OPERANDS)
 
 
+def _step(t: torch.Tensor) -> int:
+    """How many elements apart `t`'s rows (or columns, where it is stored by columns) are."""
+    return t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
+
+
 def _odd_rows(t: torch.Tensor) -> bool:
     """A 16-bit operand whose rows (or columns, where it is stored by columns) are an odd
     number of elements apart: its tile loads are 2-byte scalars, staged through registers
     (no asynchronous copy is that narrow; 4-byte steps are copied asynchronously)."""
-    step = t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
-    return t.element_size() == 2 and step % 2 == 1
+    return t.element_size() == 2 and _step(t) % 2 == 1
 
 
 def in_place_warps(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> MMConfig:
@@ -545,7 +578,9 @@ def picked_config(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
         k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
         wide_row = row_times_wide_matrix(b) if m == 1 else None
         return wide_row or gemv_config(max(m, n), k, a.dtype, k_contiguous)
-    return in_place_warps(mm_config(m, n, k, a.dtype, a_columns=_by_columns(a)), a, b)
+    off_16 = any(_step(t) * t.element_size() % 16 for t in (a, b))
+    return in_place_warps(mm_config(m, n, k, a.dtype, a_columns=_by_columns(a),
+                                    unaligned=off_16), a, b)
 
 
 def mm(a: torch.Tensor, b: torch.Tensor, *,

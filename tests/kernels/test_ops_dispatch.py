@@ -251,8 +251,24 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     assert mm_config(307, 2048, 6680, f32).split_k == 4  # ... up to 4 programs an SM
     assert mm_config(3557, 2048, 2344, torch.bfloat16).block_n == 256  # 2 waves, long K
     assert mm_config(4096, 4096, 4096, torch.bfloat16, a_columns=True).block_n == 128
-    cols = mm_config(2161, 1025, 16383, f32, a_columns=True)  # fp32 A read down columns
-    assert (cols.block_m, cols.block_n) == (128, 64)
+    cols = mm_config(2161, 1025, 16384, f32, a_columns=True)  # fp32 A read down columns
+    assert (cols.block_m, cols.block_n, cols.pad_k) == (128, 64, False)
+    # ... K off a tile over a grid of 64x64 tiles: both copied K-padded, split in two under a
+    # wave; fewer tiles, or K within a tile, or 32 rows or fewer keep their tiles
+    assert mm_config(2161, 1025, 16383, f32, a_columns=True) == MMConfig(64, 64, 32, 4, 4,
+                                                                          pad_k=True)
+    assert mm_config(511, 540, 2049, f32, a_columns=True) == MMConfig(64, 64, 32, 4, 4,
+                                                                       split_k=2, pad_k=True)
+    assert mm_config(63, 21557, 2131, f32, a_columns=True).pad_k
+    for m, n, k in ((128, 457, 1061), (12296, 79, 23), (24, 8389, 607), (4096, 4096, 4096)):
+        assert not mm_config(m, n, k, f32, a_columns=True).pad_k
+    assert not mm_config(511, 540, 2049, f32).pad_k  # row-major fp32 keeps 32x128
+    # row-major fp32 under LONG_K splits towards one wave in a power of two of parts
+    assert mm_config(512, 461, 469, f32).split_k == 2  # 64 tiles: 3 parts rounded down
+    assert mm_config(664, 853, 712, f32).split_k == 1  # 147 tiles: a wave already
+    assert mm_config(129, 431, 751, f32).split_k == 4
+    assert mm_config(293, 513, 5347, f32).split_k == 11  # a long K: towards 2 programs an SM
+    assert not mm_config(1184, 4096, 1048, f32, a_columns=True, unaligned=False).pad_k
     few_rows = mm_config(7, 27146, 2047, f32)  # a few fp32 rows: 16x128, split at a wave
     assert few_rows.block_n == 128 and few_rows.split_k == 2
     assert mm_config(2048, 8192, 1449, torch.bfloat16).block_n == 256  # ~4 waves, any K
@@ -297,6 +313,36 @@ def test_mm_padded_k_copies(m: int, n: int, k: int, dtype: torch.dtype, layout: 
     for config in (MMConfig(16, 32, 16, 4, 1, pad_k=True),
                    MMConfig(32, 16, 16, 4, 1, split_k=2, pad_k=True)):
         assert_close("mm", mm(a, b, config=config), a.double() @ b.double(), k)
+
+
+@pytest.mark.parametrize(("m", "n", "k", "layout", "expected"), [
+    # A and B by columns, K off a tile, 64 tiles of 64x64: K-padded copies, split in two
+    (33, 4033, 131, "both_t", MMConfig(64, 64, 32, 4, 4, split_k=2, pad_k=True)),
+    # row-major, 6 tiles, a short K: 3 parts for a wave rounded down to 2
+    (40, 257, 200, "contiguous", MMConfig(32, 128, 32, 4, 4, split_k=2)),
+])
+def test_mm_fp32_rules_at_small_odd_shapes(m: int, n: int, k: int, layout: str,
+                                           expected: MMConfig, device: torch.device) -> None:
+    from flagbot.kernels.ops.mm import picked_config
+
+    a = seeded_randn(m, k, device=device)
+    b = seeded_randn(k, n, seed=1, device=device)
+    if layout == "both_t":
+        a, b = a.t().contiguous().t(), b.t().contiguous().t()
+    assert picked_config(a, b) == expected
+    assert_close("mm", mm(a, b), a.double() @ b.double(), k)
+
+
+@pytest.mark.parametrize(("m", "k", "padded"), [(1184, 1048, False), (1183, 1048, True),
+                                                (1184, 1047, True)])
+def test_mm_fp32_columns_are_copied_only_where_an_operand_is_off_16_bytes(
+        m: int, k: int, padded: bool) -> None:
+    from flagbot.kernels.ops.mm import picked_config
+
+    # A and B by columns (their transposes stored row by row), shapes only: nothing runs
+    a = torch.empty((k, m), device="meta").t()
+    b = torch.empty((4096, k), device="meta").t()
+    assert picked_config(a, b).pad_k == padded
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
