@@ -420,9 +420,9 @@ def norm_launch(m: int, n: int, vector_bytes: int,
     Short rows share a program; those read in accesses under 16 bytes share one only while no
     fewer than SHORT_ROWS_PROGRAMS programs are launched (same A/B: 2032x21 bf16 layer_norm
     6.7 -> 4.8 us from 128 rows a program to 4, 8191x5 fp16 7.5 -> 4.7; of 76 such rows 68
-    faster by over 5%, 2 slower: 4095x102 fp16 t 9.3 -> 10.6, 8x1x572 bf16 5.0 -> 5.2). Rows in 16-byte vectors keep
-    their share: fewer rows a program narrowed each thread's accesses (1024x256 bf16 rms_norm
-    4.6 -> 5.6 us, 1040x256 bf16 layer_norm 4.9 -> 5.5)."""
+    faster by over 5%, 2 slower: 4095x102 fp16 t 9.3 -> 10.6, 8x1x572 bf16 5.0 -> 5.2). Rows
+    in 16-byte vectors keep their share: fewer rows a program narrowed each thread's accesses
+    (1024x256 bf16 rms_norm 4.6 -> 5.6 us, 1040x256 bf16 layer_norm 4.9 -> 5.5)."""
     block = row_block(n)
     many = (m >= MANY_ROWS and block > WHOLE_ROW_MANY_ROWS
             and vector_bytes < MANY_ROWS_MAX_VECTOR)

@@ -110,9 +110,9 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # 2026-11-27, x torch launch-inclusive, earlier split -> this one: 512x461x469 7 parts
         # 0.59 -> 2 parts 0.71, 2048x191x700 5 -> 2 0.63 -> 0.80, 42x8193x883 5 -> 2 0.65 ->
         # 0.85, 512x1024x1023 5 -> 2 0.75 -> 0.92, 129x5256x971 0.95 -> 1.15; of 13 such rows
-        # 9 faster by over 5%, 457x129x700 10 -> 4 parts 0.90 -> 0.85 the loss). A long K keeps its
-        # finer split: rounded down to a power of two it lost (29x11657x2315 6 -> 4 parts
-        # 1.10 -> 0.96, 293x513x5347 11 -> 8 0.78 -> 0.73).
+        # 9 faster by over 5%, 457x129x700 10 -> 4 parts 0.90 -> 0.85 the loss). A long K
+        # keeps its finer split: rounded down to a power of two it lost (29x11657x2315 6 -> 4
+        # parts 1.10 -> 0.96, 293x513x5347 11 -> 8 0.78 -> 0.73).
         if k >= LONG_K:
             return _split(cfg, m, n, k, 2 * TARGET_PROGRAMS, 32, 2 * bk)
         return _split(cfg, m, n, k, ONE_WAVE, 32, 2 * bk, power_of_two=True)
