@@ -527,7 +527,11 @@ def disturbed(r: dict[str, Any]) -> bool:
     row, and not one of those rows did in another run of the same rows (2026-11-27, add and
     mul over three seeds: 16 such rows in one run and 7 in the next, none in both, with the
     garbage collector on and off alike): a disturbance of the host lasting a fraction of a
-    second, not a cost of the shape."""
+    second, not a cost of the shape. What such rows share is the host path: each call is
+    enqueued while the device zeroes the flush buffer, which hides roughly the first 100 us of
+    host time, and every generic reading left disturbed in the H200 record of 2026-11-27 had a
+    host time (`host_us`) of 114 us or more against a median of 34-61 us for its op, so a host
+    path near that limit crosses it when the host is slowed."""
     return "us" in r and any(
         r["us"][k] > DISTURBED_RATIO * r["device_us"][k]
         and r["us"][k] - r["device_us"][k] > DISTURBED_US for k in r["us"])
