@@ -530,7 +530,7 @@ def disturbed(r: dict[str, Any]) -> bool:
     second, not a cost of the shape. What such rows share is the host path: each call is
     enqueued while the device zeroes the flush buffer, which hides roughly the first 100 us of
     host time, and every generic reading left disturbed in the H200 record of 2026-11-27 had a
-    host time (`host_us`) of 114 us or more against a median of 34-61 us for its op, so a host
+    host time (`host_us`) of 114 us or more against per-op medians of 34-134 us, so a host
     path near that limit crosses it when the host is slowed."""
     return "us" in r and any(
         r["us"][k] > DISTURBED_RATIO * r["device_us"][k]
