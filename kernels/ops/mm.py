@@ -436,12 +436,9 @@ def _aligned(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     4097x3001x1999 bf16 1682 us, torch 396). The copy moves each element twice, small beside
     the product for m > 64. The padded length bounds loads along the contiguous dim: a bound
     that is a multiple of 16 keeps those loads vectorised (the extra lanes are never stored)."""
-    per16 = 16 // t.element_size()
     rows, cols = t.shape
-    if t.stride(1) == 1 and t.stride(0) % per16 == 0:
-        return t, cols
-    if t.stride(0) == 1 and t.stride(1) % per16 == 0:
-        return t, rows
+    if _on_16_bytes(t):
+        return t, cols if t.stride(1) == 1 else rows
     width = cdiv(cols, 16) * 16
     padded = torch.empty((rows, width), dtype=t.dtype, device=t.device)[:, :cols]
     padded.copy_(t)
@@ -482,6 +479,12 @@ def copies_unaligned(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> bool:
 def _step(t: torch.Tensor) -> int:
     """How many elements apart `t`'s rows (or columns, where it is stored by columns) are."""
     return t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
+
+
+def _on_16_bytes(t: torch.Tensor) -> bool:
+    """`t`'s rows (or columns, where it is stored by columns) start 16 bytes apart or a multiple
+    of that; an operand strided both ways never does."""
+    return _step(t) * t.element_size() % 16 == 0
 
 
 def _odd_rows(t: torch.Tensor) -> bool:
@@ -578,9 +581,8 @@ def picked_config(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
         k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
         wide_row = row_times_wide_matrix(b) if m == 1 else None
         return wide_row or gemv_config(max(m, n), k, a.dtype, k_contiguous)
-    off_16 = any(_step(t) * t.element_size() % 16 for t in (a, b))
     return in_place_warps(mm_config(m, n, k, a.dtype, a_columns=_by_columns(a),
-                                    unaligned=off_16), a, b)
+                                    unaligned=not (_on_16_bytes(a) and _on_16_bytes(b))), a, b)
 
 
 def mm(a: torch.Tensor, b: torch.Tensor, *,
