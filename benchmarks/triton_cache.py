@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         count = unpack(args.archive, cache)
-    except (tarfile.TarError, ValueError, OSError) as exc:
+    except (tarfile.TarError, ValueError, KeyError, TypeError, OSError) as exc:
         print(f"triton_cache: {args.archive} could not be unpacked ({exc}); the sweep compiles "
               "from scratch", file=sys.stderr)
         return 1

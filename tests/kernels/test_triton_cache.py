@@ -96,6 +96,18 @@ def test_unpack_drops_a_group_that_names_files_in_another_folder(
     assert not (tmp_path / "cache" / "KEY" / "__grp__k.json").exists()
 
 
+def test_unpack_of_a_group_file_without_its_children_exits_1_with_a_message(
+        tc: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    archive = tmp_path / "c.tgz"
+    text = json.dumps({"paths": {}}).encode()
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("KEY/__grp__k.json")
+        info.size = len(text)
+        tar.addfile(info, io.BytesIO(text))
+    assert tc.main(["unpack", str(archive), "--cache", str(tmp_path / "cache")]) == 1
+    assert "could not be unpacked" in capsys.readouterr().err
+
+
 def test_pack_and_unpack_from_the_command_line_say_what_they_did(
         tc: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _kernel(tmp_path / "a", "K", "k")
