@@ -26,7 +26,7 @@ def _row(key: str, op: str, case: str) -> dict[str, Any]:
             "us": {"generic": 10.0, "torch": 10.0}, "device_us": {"generic": 10.0, "torch": 10.0}}
 
 
-def _archive(tmp_path: Path) -> Path:
+def _parts_folder(tmp_path: Path) -> Path:
     meta = {"device": {"name": "H200", "index": 0}, "copy_gbps": 4000.0, "complete": True,
             "shard": "0/1"}
     parts = tmp_path / "sweep.parts"
@@ -37,6 +37,11 @@ def _archive(tmp_path: Path) -> Path:
         {**meta, "rows": [], "random": [{"seed": 7, "count": 3, "rows": [
             _row("random:7:0", "mm", "73x2047x4096"), _row("random:7:1", "mm", "2048x2048x64"),
             _row("random:7:2", "add", "9x7")]}]}))
+    return parts
+
+
+def _archive(tmp_path: Path) -> Path:
+    parts = _parts_folder(tmp_path)
     archive = tmp_path / "parts.tgz"
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(parts, arcname="sweep.parts")
@@ -96,3 +101,33 @@ def test_bad_arguments_are_refused_with_the_reason(forget: Any, tmp_path: Path) 
         tar.add(tmp_path / "x.json", arcname="../x.json")
     with pytest.raises(SystemExit):
         forget.main([str(escaping), str(patch)])
+
+
+def test_a_merged_result_is_written_back_as_parts_and_resumed_from(
+        forget: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a record kept under benchmarks/results, its parts archive gone: --from rebuilds one part
+    # per stage (each complete), then drops the changed rows as for any archive
+    merged = forget.sweep_pool.merge(sorted(_parts_folder(tmp_path / "in").glob("*.json")))
+    merged["random"][0]["summary"] = {"mm": {}}  # a finished result carries its summaries
+    result = tmp_path / "record.json"
+    result.write_text(json.dumps(merged))
+    archive = tmp_path / "parts.tgz"
+    assert forget.main([str(archive), str(_patch(forget, tmp_path)), "--from", str(result)]) == 0
+    assert capsys.readouterr().out.split("\n")[0] == "mm 73x2047x4096 float16 contiguous"
+    out = tmp_path / "out"
+    forget.unpack(archive, out)
+    seed = json.loads((out / "sweep.parts" / "seed-7-part-0.json").read_text())
+    assert [r["case"] for r in seed["random"][0]["rows"]] == ["2048x2048x64", "9x7"]
+    assert seed["complete"] is False and seed["shard"] == "0/1"
+    assert "summary" not in seed["random"][0]
+    fixed = json.loads((out / "sweep.parts" / "fixed-part-0.json").read_text())
+    assert fixed["complete"] is True and [r["key"] for r in fixed["rows"]] == ["fixed:0"]
+    assert fixed["device"] == merged["device"] and fixed["copy_gbps"] == 4000.0
+    # an existing archive is never overwritten by --from, nor a non-result read as one
+    with pytest.raises(SystemExit):
+        forget.main([str(archive), str(tmp_path / "back.patch"), "--from", str(result)])
+    (tmp_path / "junk.json").write_text('{"rows": 3}')
+    with pytest.raises(SystemExit):
+        forget.main([str(tmp_path / "new.tgz"), str(tmp_path / "back.patch"), "--from",
+                     str(tmp_path / "junk.json")])
+    assert not (tmp_path / "new.tgz").exists()
