@@ -9,7 +9,9 @@ unified diff from the tree this checkout is to the tree the parts were measured 
 diff HEAD <the sweep's commit> > back.patch`): the rows whose kernel launches differ between
 the two (`ab_rows.changed_rows`, found on the CPU) are dropped from every part, and each
 stage that lost rows is marked incomplete. The archive is rewritten in place (the old one kept
-beside it as PARTS.tgz.bak); `--dry-run` only lists the rows.
+beside it as PARTS.tgz.bak); `--dry-run` only lists the rows. `--from RESULT` first writes
+PARTS.tgz from a merged result instead (one kept under benchmarks/results, gzipped or not):
+one part per stage, each complete, so that a record can be resumed after its parts are gone.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ab_rows  # noqa: E402 - the benchmark's own folder, found by path
@@ -55,13 +58,48 @@ def forget(parts: Path, names: set[str]) -> dict[str, int]:
     return dropped
 
 
+def parts_of(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """{stage name: part} for a merged result, as one device's timing process writes them: the
+    fixed sweep and each random sweep, each complete (a merged result keeps no stage that was
+    not, save the rows that ended in errors, which a resumed run measures again)."""
+    meta = {k: v for k, v in result.items() if k not in ("rows", "random", "devices")}
+    meta.update(shard="0/1", complete=True)
+    parts = {}
+    if result["rows"]:
+        parts["fixed"] = {**meta, "rows": result["rows"], "random": []}
+    for sweep in result.get("random", []):
+        parts[f"seed-{sweep['seed']}"] = {**meta, "rows": [], "random": [
+            {"seed": sweep["seed"], "count": sweep["count"], "rows": sweep["rows"]}]}
+    return parts
+
+
+def write_parts(result: dict[str, Any], archive: Path) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "sweep.parts"
+        folder.mkdir()
+        for name, part in parts_of(result).items():
+            sweep_pool.write_json(folder / f"{name}-part-0.json", part)
+        with tarfile.open(archive, "w:gz") as tar:
+            tar.add(folder, arcname="sweep.parts")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("archive", type=Path)
     p.add_argument("patch", type=Path)
     p.add_argument("--ops", default=",".join(ptx_audit.AUDITED))
     p.add_argument("--dry-run", action="store_true")
+    p.add_argument("--from", dest="result", type=Path,
+                   help="write ARCHIVE from this merged result first (ARCHIVE must not exist)")
     args = p.parse_args(argv)
+    if args.result is not None:
+        if args.archive.exists():
+            p.error(f"{args.archive} exists: remove it, or leave out --from to use it")
+        try:
+            write_parts(sweep_pool.read_result(args.result), args.archive)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            p.error(f"{args.result}: not a bench_kernels result ({exc})")
+        print(f"sweep_forget: {args.archive} written from {args.result}", file=sys.stderr)
     for path in (args.archive, args.patch):
         if not path.is_file():
             p.error(f"{path}: no such file")

@@ -207,6 +207,13 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # fp32 partial products cost more (129x2264x1240 fp16 on an H200: 64x64 unsplit 0.76x
         # torch, 64x128 split 4 0.46x)
         return MMConfig(64, 64, bk, 4, 4)
+    if k < LONG_K and cdiv(m, 64) * cdiv(n, 64) < FEW_TILES:
+        # a grid too small even at 64x64 over a K under LONG_K: 32x64 tiles unsplit give it
+        # four times the programs without the split's partial sums and second launch (H200
+        # tile run, 2026-11-27, device time x torch, split 64x128 -> 32x64 unsplit:
+        # 128x1023x1032 bf16 0.85 -> 1.07, 256x853x1195 fp16 0.77 -> 0.92); a longer K keeps
+        # its split (257x383x5043 lost unsplit)
+        return MMConfig(32, 64, bk, 4, 4)
     return _split(cfg, m, n, k, TARGET_PROGRAMS, 16, 4 * bk)
 
 
