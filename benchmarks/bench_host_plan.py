@@ -53,7 +53,7 @@ OP_ROWS: list[tuple[str, tuple[int, ...], dict[str, object], torch.dtype, str]] 
     ("sum", (257, 162), {"dim": 0}, F32, "contiguous"),
     ("mean", (2081, 7), {"dim": 0}, BF16, "contiguous"),
     ("mm", (79, 289, 127), {}, F16, "contiguous"),
-    ("mm", (384, 223, 1077), {}, F16, "contiguous"),
+    ("mm", (384, 223, 2077), {}, F16, "contiguous"),
     ("mm", (1, 1001, 3001), {}, BF16, "contiguous"),
 ]
 

@@ -207,6 +207,16 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # fp32 partial products cost more (129x2264x1240 fp16 on an H200: 64x64 unsplit 0.76x
         # torch, 64x128 split 4 0.46x)
         return MMConfig(64, 64, bk, 4, 4)
+    if (k < LONG_K and cdiv(m, 64) * cdiv(n, 64) < FEW_TILES
+            and cdiv(m, 32) * cdiv(n, 64) > FEW_TILES // 2):
+        # a grid too small even at 64x64 over a K under LONG_K: 32x64 tiles unsplit give it
+        # four times the programs without the split's partial sums and second launch (H200
+        # A/B, 2026-11-27, device time x torch, split 64x128 -> 32x64 unsplit: 128x1023x1032
+        # bf16 0.84 -> 0.96, 166x919x1176 bf16 t 0.85 -> 1.06, 400x511x1741 fp16 t 0.85 ->
+        # 0.99, 367x256x1025 bf16 0.74 -> 0.91; 10 rows faster by 6-24%). 32 such tiles or
+        # fewer stay split (128x497x1348 bf16: 32 tiles, 7% slower unsplit; 75x260x1025: 15,
+        # 3%), as does a longer K (257x383x5043 lost unsplit in a tile run).
+        return MMConfig(32, 64, bk, 4, 4)
     return _split(cfg, m, n, k, TARGET_PROGRAMS, 16, 4 * bk)
 
 

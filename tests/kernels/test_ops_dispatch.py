@@ -243,6 +243,11 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     # a K of a few tiles and a grid 64x64 tiles fill: those, unsplit
     assert mm_config(129, 2264, 1240, f16) == MMConfig(64, 64, 64, 4, 4)
     assert mm_config(129, 2264, NARROW_MIN_SPLIT_K, f16).split_k > 1
+    # ... and a grid under FEW_TILES even at 64x64 over K under LONG_K: more than 32 tiles of
+    # 32x64, unsplit; fewer, or a longer K, stay split
+    assert mm_config(128, 1023, 1032, torch.bfloat16) == MMConfig(32, 64, 64, 4, 4)
+    assert mm_config(128, 497, 1348, torch.bfloat16).split_k > 1
+    assert mm_config(257, 383, 5043, f16).split_k > 1
     assert mm_config(2048, 929, 30, f16).block_k == 32  # the smallest K tile holding K
     assert mm_config(8192, 2047, 13, torch.bfloat16).block_k == 16  # large grids too
     assert mm_config(4, 32768, 432, f16).split_k == 1  # a wave of tiles: no partial sums
@@ -313,6 +318,20 @@ def test_mm_padded_k_copies(m: int, n: int, k: int, dtype: torch.dtype, layout: 
     for config in (MMConfig(16, 32, 16, 4, 1, pad_k=True),
                    MMConfig(32, 16, 16, 4, 1, split_k=2, pad_k=True)):
         assert_close("mm", mm(a, b, config=config), a.double() @ b.double(), k)
+
+
+def test_mm_16bit_small_grids_over_a_medium_k_take_narrow_tiles_unsplit(
+        device: torch.device) -> None:
+    # the smallest such product with rows off 16 bytes: 33 tiles of 32x64, K of 1025 (fp16:
+    # the interpreter's bf16 products are wrong; bf16 picks the same tiles)
+    from flagbot.kernels.ops.mm import picked_config
+
+    a = seeded_randn(65, 1025, dtype=torch.float16, device=device)
+    b = seeded_randn(1025, 641, dtype=torch.float16, seed=1, device=device)
+    picked = picked_config(a, b)
+    assert (picked.block_m, picked.block_n, picked.split_k) == (32, 64, 1)
+    assert picked_config(a.bfloat16(), b.bfloat16()) == picked
+    assert_close("mm", mm(a, b), a.double() @ b.double(), 1025)
 
 
 @pytest.mark.parametrize(("m", "n", "k", "layout", "expected"), [
