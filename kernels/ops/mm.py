@@ -485,11 +485,18 @@ def worth_copying(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool
     place however often: its 8-byte loads cost less than the copy (H200 tile run, 2026-11-27,
     device us, copied -> in place at the same tiles: 4175x256x700 bf16 21.2 -> 12.6,
     352x1024x700 bf16 14.9 -> 10.2; 512x332x2048 fp16, B's rows 332 apart, 18.5 at its best
-    copied tiles -> 16.2 in place); rows 2 bytes apart are the ones that fell above."""
+    copied tiles -> 16.2 in place; rows 2 bytes apart are the ones that fell above), except
+    by tiles larger than 64x128 that read it more than 2 * COPY_READS times (H200 A/B,
+    2026-11-27, x torch launch-inclusive, copied -> in place: 8192x227x1500 fp16 1.08 ->
+    1.86, 8192x552x700 fp16 1.16 -> 1.44, 800x2520x2628 fp16 at 64x128 tiles, A read 20
+    times, 1.47 -> 1.70; but 2048x2049x1500 bf16, 128x128 tiles reading A 17 times, 2.18 ->
+    1.97, 1427x5227x6524 fp16 and 8192x5077x1500 fp16, 128x256 tiles, 2.78 -> 2.50 and 3.13
+    -> 2.91)."""
     m, n = a.shape[0], b.shape[1]
 
     def in_place(t: torch.Tensor, reads: int) -> bool:
-        if t.element_size() == 2 and t.stride(1) == 1 and _step(t) % 4 == 0:
+        if (t.element_size() == 2 and t.stride(1) == 1 and _step(t) % 4 == 0
+                and (reads <= 2 * COPY_READS or cfg.block_m * cfg.block_n <= 64 * 128)):
             return True  # 16-bit rows 8 bytes apart: 8-byte loads cost less than the copy
         by_columns = t.element_size() == 2 and t.stride(0) == 1 and t.numel() >= LARGE_BY_COLUMNS
         return (t.dtype == torch.float32 and t.stride(1) == 1 or by_columns) and reads < COPY_READS
