@@ -33,6 +33,8 @@ SPLIT_MIN_K = 1024  # m > 64, 16-bit: only a K this long splits (1288x257x637 bf
 NARROW_MIN_SPLIT_K = 4096  # ... and under this, 64x64 tiles that fill the grid go unsplit
 WIDE_TILE_MIN_N = 1024  # 128x256 tiles at half a wave from this many columns (less wastes them)
 SHORT_K_WIDE_N = 8192  # ... and from this many where K is 33-64
+VERY_LONG_K = 16384  # 16-bit, under two waves: 128x256 tiles split towards a wave from here ...
+WIDE_SPLIT_MIN_TILES = 12  # ... where the grid has this many such tiles or more
 # K within one tile and small operands: no padded copies, which cost more than the product
 # there (2048x929x30 fp16: 0.11x torch with them, 1.04x without); large operands are still
 # copied (512x16384x53 fp32 transposed: 0.98x with the copy, 0.63x without).
@@ -195,6 +197,16 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
             return MMConfig(128, 256, 64, 8, 3)
         # 4096^3 bf16, both operands transposed: 128x128 0.78, 128x256 0.70
         return MMConfig(128, 128, 64, 8, 3)
+    if (k >= VERY_LONG_K and not a_columns
+            and cdiv(m, 128) * cdiv(n, 256) >= WIDE_SPLIT_MIN_TILES):
+        # a very long K over a dozen or more 128x256 tiles: those, split towards one wave in a
+        # power of two of parts, beat more, smaller tiles split finer (H200 tile run,
+        # 2026-11-27, device us, picked -> 128x256: 336x1024x16384 bf16 56.8 -> 44.6 split 8,
+        # 937x364x16384 fp16 73.7 -> 62.4 split 8, 2047x1024x16384 fp16 131.3 -> 116.1 split
+        # 2); fewer tiles, or K of 8192, lost or tied (488x368x16384 29.8 -> 31.0, 128x4545x8192
+        # 138.9 -> 143.4)
+        return _split(MMConfig(128, 256, 64, 8, 3), m, n, k, ONE_WAVE, 32, 2 * bk,
+                      power_of_two=True)
     # under two waves of 128x128 tiles, half-height tiles keep more SMs busy (8192x384x2048
     # bf16: 192 tiles of 128x128, 0.38x torch); a grid under half the SMs also splits a long K
     # (73x2047x4096 bf16: 32 tiles, 0.56x torch unsplit; 128x384x8193 fp16 split 16 1.15)
@@ -468,10 +480,24 @@ def worth_copying(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool
     108x409x892 bf16 transposed from 0.68x to 0.29x. A large 16-bit operand stored column
     by column (LARGE_BY_COLUMNS elements) read fewer than COPY_READS times is read in place:
     its copy is a transposing pass over it (103x32768x938 bf16 transposed, 128x128 tiles, on
-    an H200: 0.30x torch with B copied, 1.47x in place in the A/B)."""
+    an H200: 0.30x torch with B copied, 1.47x in place in the A/B). A 16-bit operand stored
+    row by row whose rows start 8 bytes apart (a multiple of 4 elements, not of 8) is read in
+    place however often: its 8-byte loads cost less than the copy (H200 tile run, 2026-11-27,
+    device us, copied -> in place at the same tiles: 4175x256x700 bf16 21.2 -> 12.6,
+    352x1024x700 bf16 14.9 -> 10.2; 512x332x2048 fp16, B's rows 332 apart, 18.5 at its best
+    copied tiles -> 16.2 in place; rows 2 bytes apart are the ones that fell above), except
+    by tiles larger than 64x128 that read it more than 2 * COPY_READS times (H200 A/B,
+    2026-11-27, x torch launch-inclusive, copied -> in place: 8192x227x1500 fp16 1.08 ->
+    1.86, 8192x552x700 fp16 1.16 -> 1.44, 800x2520x2628 fp16 at 64x128 tiles, A read 20
+    times, 1.47 -> 1.70; but 2048x2049x1500 bf16, 128x128 tiles reading A 17 times, 2.18 ->
+    1.97, 1427x5227x6524 fp16 and 8192x5077x1500 fp16, 128x256 tiles, 2.78 -> 2.50 and 3.13
+    -> 2.91)."""
     m, n = a.shape[0], b.shape[1]
 
     def in_place(t: torch.Tensor, reads: int) -> bool:
+        if (t.element_size() == 2 and t.stride(1) == 1 and _step(t) % 4 == 0
+                and (reads <= 2 * COPY_READS or cfg.block_m * cfg.block_n <= 64 * 128)):
+            return True  # 16-bit rows 8 bytes apart: 8-byte loads cost less than the copy
         by_columns = t.element_size() == 2 and t.stride(0) == 1 and t.numel() >= LARGE_BY_COLUMNS
         return (t.dtype == torch.float32 and t.stride(1) == 1 or by_columns) and reads < COPY_READS
 

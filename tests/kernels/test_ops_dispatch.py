@@ -238,7 +238,7 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     assert mm_config(8192, 2047, 13, torch.bfloat16).block_n == 128
     assert mm_config(3001, 2999, 1023, torch.bfloat16).block_n == 128
     assert mm_config(1024, 1024, 1024, torch.bfloat16).block_n == 128  # 32 such tiles
-    assert mm_config(2047, 1024, 16384, f16).block_n == 128  # 64: under half a wave
+    assert mm_config(2047, 1024, 8192, f16).block_n == 128  # 64: under half a wave
     assert mm_config(3343, 1024, 16384, f16, a_columns=True).block_n == 128
     # a K of a few tiles and a grid 64x64 tiles fill: those, unsplit
     assert mm_config(129, 2264, 1240, f16) == MMConfig(64, 64, 64, 4, 4)
@@ -414,6 +414,17 @@ def test_an_fp32_row_major_operand_read_a_few_times_is_not_copied() -> None:
     assert worth_copying(cols(64 * COPY_READS, 938, torch.bfloat16), wide, cfg) == (True, True)
     assert worth_copying(rows(128, 938, torch.bfloat16),
                          rows(938, LARGE_BY_COLUMNS // 938 + 1, torch.bfloat16), cfg)[1]
+    # 16-bit rows 8 bytes apart (a multiple of 4 elements) are read in place however often,
+    # save by tiles over 64x128 reading them more than 2 * COPY_READS times
+    def packed(r: int, c: int) -> torch.Tensor:
+        return torch.empty((r, c), dtype=torch.bfloat16, device="meta")
+
+    assert worth_copying(packed(800, 2628), packed(2628, 2521), cfg) == (False, True)
+    big = MMConfig(128, 128, 64, 8, 3)
+    assert worth_copying(packed(8192, 700), packed(700, 711), big) == (False, True)
+    assert worth_copying(packed(2048, 1500), packed(1500, 2049), big) == (True, True)
+    assert worth_copying(packed(2048, 1500), packed(1500, 128 * 2 * COPY_READS), big) == (
+        False, True)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -448,6 +459,43 @@ def test_mm_reads_fp32_rows_in_place_and_copies_the_rest(
     assert_close("mm", mm(a, bt, config=MMConfig(32, 32, 16, 4, 1)), a.double() @ b.double(),
                  70)
     assert (70, 33) in copied if dtype == torch.float32 else (70, 33) not in copied
+
+
+def test_mm_reads_16bit_rows_8_bytes_apart_in_place(
+        device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    from flagbot.kernels.ops import mm as mm_module
+
+    copied: list[tuple[int, ...]] = []
+    real = mm_module._aligned
+
+    def watched(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+        copied.append(tuple(t.shape))
+        return real(t)
+
+    monkeypatch.setattr(mm_module, "_aligned", watched)
+    # A's rows 260 fp16 apart (8-byte loads): read in place; B's 33 apart: copied
+    a = seeded_randn(70, 260, dtype=torch.float16, device=device)
+    b = seeded_randn(260, 33, dtype=torch.float16, seed=1, device=device)
+    assert_close("mm", mm(a, b), a.double() @ b.double(), 260)
+    assert copied == [(260, 33)]
+
+
+def test_mm_very_long_k_tiles_split_towards_a_wave(device: torch.device) -> None:
+    from flagbot.kernels.ops.mm import MMConfig, mm_config
+
+    # 12 and 16 tiles of 128x256 split 8 ways, 64 of them 2 ways; fewer tiles, K of 8192 or
+    # A read down its columns keep their earlier picks
+    for (m, n, k), split in (((336, 1024, 16384), 8), ((937, 364, 16384), 8),
+                             ((2047, 1024, 16384), 2)):
+        assert mm_config(m, n, k, torch.float16) == MMConfig(128, 256, 64, 8, 3, split_k=split)
+    for m, n, k in ((488, 368, 16384), (128, 4545, 8192)):
+        assert mm_config(m, n, k, torch.float16).block_n == 128
+    assert mm_config(336, 1024, 16384, torch.float16, a_columns=True).block_n != 256
+    # the launch itself at a small odd shape: 128x256 tiles, K split 8 ways with a tail
+    a = seeded_randn(130, 1030, dtype=torch.float16, device=device)
+    b = seeded_randn(1030, 257, dtype=torch.float16, seed=1, device=device)
+    assert_close("mm", mm(a, b, config=MMConfig(128, 256, 64, 8, 3, split_k=8)),
+                 a.double() @ b.double(), 1030)
 
 
 def test_mm_strides_multiple_of_8_but_not_16(device: torch.device) -> None:
