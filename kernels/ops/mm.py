@@ -212,6 +212,12 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
     # (73x2047x4096 bf16: 32 tiles, 0.56x torch unsplit; 128x384x8193 fp16 split 16 1.15)
     cfg = MMConfig(64, 128, bk, 4, 4)
     tiles = cdiv(m, 64) * cdiv(n, 128)
+    if k < SPLIT_MIN_K and tiles < FEW_TILES // 2:
+        # K too short to split and fewer than 32 such tiles: 32x64 tiles, four times the
+        # programs (H200 tile run, 2026-11-27, device us, 64x128 -> 32x64: 180x311x888 fp16
+        # 16.1 -> 14.1, 269x129x700 fp16 18.3 -> 16.7, 197x133x855 bf16 20.4 -> 18.8,
+        # 71x1847x1022 bf16 24.4 -> 23.2; 352x1024x700 bf16, 48 tiles, 14.9 -> 15.2)
+        return MMConfig(32, 64, bk, 4, 4)
     if tiles >= FEW_TILES or k < SPLIT_MIN_K:
         return cfg
     if k < NARROW_MIN_SPLIT_K and cdiv(m, 64) * cdiv(n, 64) >= FEW_TILES:
