@@ -215,8 +215,10 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
     if k < SPLIT_MIN_K and tiles < FEW_TILES // 2:
         # K too short to split and fewer than 32 such tiles: 32x64 tiles, four times the
         # programs (H200 tile run, 2026-11-27, device us, 64x128 -> 32x64: 180x311x888 fp16
-        # 16.1 -> 14.1, 269x129x700 fp16 18.3 -> 16.7, 197x133x855 bf16 20.4 -> 18.8,
-        # 71x1847x1022 bf16 24.4 -> 23.2; 352x1024x700 bf16, 48 tiles, 14.9 -> 15.2)
+        # 16.1 -> 14.1, 269x129x700 fp16 18.3 -> 16.7; 352x1024x700 bf16, 48 tiles, 14.9 ->
+        # 15.2; then an A/B of the record's 9 such rows, x torch launch-inclusive: 8 faster by
+        # 6-17%, none slower, 512x157x700 fp16 1.00 -> 1.12, 180x311x888 fp16 0.83 -> 0.93,
+        # 108x409x892 bf16 by columns 0.67 -> 0.72)
         return MMConfig(32, 64, bk, 4, 4)
     if tiles >= FEW_TILES or k < SPLIT_MIN_K:
         return cfg

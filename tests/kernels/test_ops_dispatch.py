@@ -320,6 +320,21 @@ def test_mm_padded_k_copies(m: int, n: int, k: int, dtype: torch.dtype, layout: 
         assert_close("mm", mm(a, b, config=config), a.double() @ b.double(), k)
 
 
+def test_mm_16bit_small_grids_over_a_short_k_take_narrow_tiles(device: torch.device) -> None:
+    # K under SPLIT_MIN_K (too short to split) over fewer than 32 tiles of 64x128: 32x64
+    from flagbot.kernels.ops.mm import mm_config
+
+    f16 = torch.float16
+    assert mm_config(180, 311, 888, f16) == MMConfig(32, 64, 64, 4, 4)
+    assert mm_config(257, 499, 513, torch.bfloat16, a_columns=True) == MMConfig(32, 64, 64, 4, 4)
+    assert mm_config(352, 1024, 700, f16) == MMConfig(64, 128, 64, 4, 4)  # 48 such tiles
+    a = seeded_randn(65, 261, dtype=f16, device=device)
+    b = seeded_randn(261, 129, dtype=f16, seed=1, device=device)
+    picked = picked_config(a, b)
+    assert (picked.block_m, picked.block_n, picked.split_k) == (32, 64, 1)
+    assert_close("mm", mm(a, b), a.double() @ b.double(), 261)
+
+
 def test_mm_16bit_small_grids_over_a_medium_k_take_narrow_tiles_unsplit(
         device: torch.device) -> None:
     # the smallest such product with rows off 16 bytes: 33 tiles of 32x64, K of 1025 (fp16:
