@@ -442,19 +442,28 @@ def test_an_fp32_row_major_operand_read_a_few_times_is_not_copied() -> None:
         False, True)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_mm_reads_fp32_rows_in_place_and_copies_the_rest(
-        dtype: torch.dtype, device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture
+def copied(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """The shapes of the operands mm() copies to aligned rows, in order, during the test."""
     from flagbot.kernels.ops import mm as mm_module
 
-    copied: list[tuple[int, ...]] = []
+    shapes: list[tuple[int, ...]] = []
     real = mm_module._aligned
 
     def watched(t: torch.Tensor) -> tuple[torch.Tensor, int]:
-        copied.append(tuple(t.shape))
+        shapes.append(tuple(t.shape))
         return real(t)
 
     monkeypatch.setattr(mm_module, "_aligned", watched)
+    return shapes
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mm_reads_fp32_rows_in_place_and_copies_the_rest(
+        dtype: torch.dtype, device: torch.device, monkeypatch: pytest.MonkeyPatch,
+        copied: list[tuple[int, ...]]) -> None:
+    from flagbot.kernels.ops import mm as mm_module
+
     # 70x33 output in 32x32 tiles: A read twice, B three times; K 70 > SHORT_K; rows unaligned
     a = seeded_randn(70, 71, dtype=dtype, device=device)[:, :70]
     b = seeded_randn(70, 35, dtype=dtype, seed=1, device=device)[:, :33]
@@ -477,17 +486,7 @@ def test_mm_reads_fp32_rows_in_place_and_copies_the_rest(
 
 
 def test_mm_reads_16bit_rows_8_bytes_apart_in_place(
-        device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
-    from flagbot.kernels.ops import mm as mm_module
-
-    copied: list[tuple[int, ...]] = []
-    real = mm_module._aligned
-
-    def watched(t: torch.Tensor) -> tuple[torch.Tensor, int]:
-        copied.append(tuple(t.shape))
-        return real(t)
-
-    monkeypatch.setattr(mm_module, "_aligned", watched)
+        device: torch.device, copied: list[tuple[int, ...]]) -> None:
     # A's rows 260 fp16 apart (8-byte loads): read in place; B's 33 apart: copied
     a = seeded_randn(70, 260, dtype=torch.float16, device=device)
     b = seeded_randn(260, 33, dtype=torch.float16, seed=1, device=device)
