@@ -108,3 +108,24 @@ def test_bad_arguments_are_refused_with_what_to_fix(audit: ModuleType, tmp_path:
         with pytest.raises(SystemExit) as exit_info:
             audit.main(argv)
         assert exit_info.value.code == 2 and said in capsys.readouterr().err
+
+
+def test_large_16bit_tiles_are_recorded_through_descriptors_as_on_sm_90(
+        audit: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    # whatever this host's target (here one without descriptors), the audit records what an
+    # sm_90 launch makes: the large 16-bit tiles through descriptors, typed so that they
+    # compile ahead of time
+    def no_tma() -> bool:
+        return False
+
+    monkeypatch.setattr(mm_module._mm_tma, "target_has_tma", no_tma)
+    specs = audit.capture([("mm", Case((1024, 4096, 1024)), torch.bfloat16, "contiguous",
+                            "big"),
+                           ("mm", Case((180, 311, 888)), torch.float16, "contiguous", "small")])
+    kernels = {e["rows"][0]: e["spec"] for e in specs.values()}
+    big = kernels["big"]
+    assert big["kernel"] == "flagbot.kernels.ops._mm_tma:_mm_tma_kernel"
+    assert big["types"]["a_desc"] == "tensordesc<bf16[128, 64]>"
+    assert big["types"]["b_desc"] == "tensordesc<bf16[64, 256]>"
+    assert kernels["small"]["kernel"] == "flagbot.kernels.ops.mm:_mm_kernel"
+    assert mm_module._mm_tma.target_has_tma is no_tma  # put back
