@@ -17,7 +17,9 @@ bench_kernels re-times their cases
 per row and variant the lowest reading of the rounds is kept (a disturbance only adds time).
 Rows are matched by what they measure (op, case, dtype, layout), not by key.
 Writes DIR/base-N.json and DIR/head-N.json per round and DIR/ab.json (`--again` compares the
-rounds already in DIR, on any machine); prints per op how many
+rounds already in DIR, on any machine, without building the head tree: with `--changed` it
+reads the launches DIR/launches-base.json and DIR/launches-head.json the timed run wrote, so a
+patch since merged into this tree can still be judged); prints per op how many
 rows meet the target (>= 0.95x torch) in base and head, the rows that moved by over 5%, and
 every row a variant failed to compute right (an error, an inaccurate result, or no reading);
 exits 1 where the patched tree failed any.
@@ -188,24 +190,30 @@ def variant_env(site: Path | None) -> dict[str, str]:
     return env
 
 
-def changed_rows(results: Path, ops: list[str], out: Path, site: Path) -> set[str]:
+def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None) -> set[str]:
     """The rows (`op case dtype layout`) of `ops` in `results` whose kernel launches differ
     between this tree and the head tree (ptx_audit's capture: CPU only, nothing compiled):
     another kernel, tile, warps, stages or specialisation. A constant only one tree's kernel
     takes is left out of the comparison: a parameter the patch adds to a kernel (a bound it
-    states) would otherwise mark every row of that kernel, whatever the rules pick."""
+    states) would otherwise mark every row of that kernel, whatever the rules pick. `site`
+    None: the launches an earlier run wrote to `out` (nothing captured again)."""
     launches = {}
-    for name, tree, env_site in (("base", ROOT, None), ("head", site.parent / "tree", site)):
+    for name, env_site in (("base", None), ("head", site)):
         target = (out / f"launches-{name}.json").resolve()
-        # run from the variant's own tree: a `flagbot/` in the working directory would shadow
-        # the site folder
-        done = subprocess.run([sys.executable, str(tree / "benchmarks" / "ptx_audit.py"),
-                               "--results", str(results.resolve()), "--ops", ",".join(ops),
-                               "--launches", str(target)],
-                              env=variant_env(env_site), cwd=tree, check=False)
-        if done.returncode != 0 or not target.exists():
-            raise SystemExit(f"ab_rows: --changed: ptx_audit in the {name} tree exited "
-                             f"{done.returncode} (its messages are above)")
+        if site is not None:
+            tree = ROOT if env_site is None else site.parent / "tree"
+            # run from the variant's own tree: a `flagbot/` in the working directory would
+            # shadow the site folder
+            done = subprocess.run([sys.executable, str(tree / "benchmarks" / "ptx_audit.py"),
+                                   "--results", str(results.resolve()), "--ops", ",".join(ops),
+                                   "--launches", str(target)],
+                                  env=variant_env(env_site), cwd=tree, check=False)
+            if done.returncode != 0 or not target.exists():
+                raise SystemExit(f"ab_rows: --changed: ptx_audit in the {name} tree exited "
+                                 f"{done.returncode} (its messages are above)")
+        elif not target.exists():
+            raise SystemExit(f"ab_rows: --again --changed: {target} is missing (the timed run "
+                             "writes it; copy it back with the rounds)")
         launches[name] = {row: [json.loads(k) for k in keys] for row, keys in
                           json.loads(target.read_text(encoding="utf-8")).items()}
     constants = [{(s["kernel"], c) for made in tree.values() for s in made for c in s["constexprs"]}
@@ -276,7 +284,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.results}")
     guards += list({row_id(r): r for r in named}.values())
     args.out.mkdir(parents=True, exist_ok=True)
-    site = build_head(args.patch, args.out / "head")
+    # --again times nothing, so it needs no head tree (its patch may be merged here by now)
+    site = None if args.again else build_head(args.patch, args.out / "head")
     if args.changed:
         changed = changed_rows(args.results, ops, args.out, site)
         picked = {row_id(r) for r in slow + guards}

@@ -282,3 +282,40 @@ def test_changed_leaves_out_constants_only_one_tree_has(ab: Any, tmp_path: Path,
     monkeypatch.setattr(ab.subprocess, "run", fake_run)
     (tmp_path / "head").mkdir()
     assert ab.changed_rows(tmp_path / "r.json", ["mm"], tmp_path, tmp_path / "head" / "site") == {"b"}
+
+
+def test_again_judges_a_merged_patch_from_the_launches_the_run_left(
+        ab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # --again builds no head tree and captures nothing: with --changed it reads the launch
+    # files the timed run wrote, so a patch that no longer applies (merged since) still works
+    def spec(block: int) -> str:
+        return json.dumps({"kernel": "m:k", "warps": 4, "constexprs": {"BLOCK": block}},
+                          sort_keys=True)
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "launches-base.json").write_text(json.dumps({"a": [spec(64)], "b": [spec(64)]}))
+    (out / "launches-head.json").write_text(json.dumps({"a": [spec(64)], "b": [spec(128)]}))
+
+    def no_subprocess(*_: Any, **__: Any) -> None:
+        raise AssertionError("nothing is run again")
+
+    monkeypatch.setattr(ab.subprocess, "run", no_subprocess)
+    assert ab.changed_rows(tmp_path / "r.json", ["mm"], out, None) == {"b"}
+    (out / "launches-head.json").unlink()
+    with pytest.raises(SystemExit, match="launches-head.json is missing"):
+        ab.changed_rows(tmp_path / "r.json", ["mm"], out, None)
+    # and main() under --again never applies the patch
+    record = {"rows": [_row("fixed:0", "add", "9x7", 0.5, 0.5)]}
+    results = tmp_path / "record.json"
+    results.write_text(json.dumps(record))
+    for name, generic in (("base-0", 20.0), ("head-0", 10.0)):
+        (out / f"{name}.json").write_text(json.dumps(
+            {"rows": [_row("fixed:9", "add", "9x7", 0.5, 0.5, us=generic)], "random": []}))
+    junk = tmp_path / "merged.patch"
+    junk.write_text("--- a/nowhere.py\n+++ b/nowhere.py\n@@ -1 +1 @@\n-x\n+y\n")
+    monkeypatch.setattr(ab, "build_head", None)
+    assert ab.main([str(junk), "--results", str(results), "--ops", "add", "--guards", "0",
+                    "--out", str(out), "--again"]) == 0
+    assert [m["shape"] for m in json.loads((out / "ab.json").read_text())["moved"]] == [
+        "9x7 float16 contiguous"]
