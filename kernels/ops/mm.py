@@ -108,6 +108,13 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
     if not wide and m > 16 and not a_columns:
         cfg = MMConfig(32, 128, bk, 4, 4)
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
+        if SHORT_K < k < LONG_K and FEW_TILES <= tiles <= 2 * TARGET_PROGRAMS:
+            # K under LONG_K over 64-528 such tiles: 32x64 tiles unsplit, twice the programs
+            # without partial sums (H200 tile run of 2026-11-27, device us, the pick then ->
+            # 32x64 unsplit: 512x461x469 23.1 -> 20.4, 8192x129x712 74.3 -> 66.8, 664x853x712
+            # 42.8 -> 39.2, 512x1024x1023 40.9 -> 37.0; under 64 tiles the split still won,
+            # 129x431x751 22.0 -> 26.0; untimed beyond 528 tiles)
+            return MMConfig(32, 64, bk, 4, 4)
         if tiles >= TARGET_PROGRAMS:
             return cfg
         # a K under LONG_K splits only towards one wave of programs, in a power of two of

@@ -269,8 +269,12 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
         assert not mm_config(m, n, k, f32, a_columns=True).pad_k
     assert not mm_config(511, 540, 2049, f32).pad_k  # row-major fp32 keeps 32x128
     # row-major fp32 under LONG_K splits towards one wave in a power of two of parts
-    assert mm_config(512, 461, 469, f32).split_k == 2  # 64 tiles: 3 parts rounded down
-    assert mm_config(664, 853, 712, f32).split_k == 1  # 147 tiles: a wave already
+    assert mm_config(384, 461, 469, f32).split_k == 2  # 48 tiles: 3 parts rounded down
+    # ... and from 64 such tiles up to 528, 32x64 tiles unsplit
+    assert mm_config(512, 461, 469, f32) == MMConfig(32, 64, 32, 4, 4)
+    assert mm_config(8192, 129, 712, f32) == MMConfig(32, 64, 32, 4, 4)
+    assert mm_config(8192, 1024, 712, f32).block_n == 128  # 2048 tiles: untimed, kept
+    assert mm_config(7314, 257, 17, f32).block_n == 128  # K within SHORT_K: kept
     assert mm_config(129, 431, 751, f32).split_k == 4
     assert mm_config(293, 513, 5347, f32).split_k == 11  # a long K: towards 2 programs an SM
     assert not mm_config(1184, 4096, 1048, f32, a_columns=True, unaligned=False).pad_k
@@ -354,6 +358,8 @@ def test_mm_16bit_small_grids_over_a_medium_k_take_narrow_tiles_unsplit(
     (33, 4033, 131, "both_t", MMConfig(64, 64, 32, 4, 4, split_k=2, pad_k=True)),
     # row-major, 6 tiles, a short K: 3 parts for a wave rounded down to 2
     (40, 257, 200, "contiguous", MMConfig(32, 128, 32, 4, 4, split_k=2)),
+    # row-major, 72 tiles of 32x128, K of 67: 32x64 tiles unsplit
+    (257, 897, 67, "contiguous", MMConfig(32, 64, 32, 4, 4)),
 ])
 def test_mm_fp32_rules_at_small_odd_shapes(m: int, n: int, k: int, layout: str,
                                            expected: MMConfig, device: torch.device) -> None:
