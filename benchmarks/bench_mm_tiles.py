@@ -43,7 +43,8 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
     K splits that leave at least two K tiles a split and no more than ~4 programs per SM, with
     K padded where K does not divide into tiles, and for 16-bit products with a dim that leaves
     row starts off 16 bytes, also with the operands read in place (no aligned copies: small
-    products pay the copies' launches more than the narrower loads)."""
+    products pay the copies' launches more than the narrower loads), and 16-bit 128-row tiles
+    also loaded through tensor descriptors (`MMConfig.tma`)."""
     wide = dtype.itemsize == 2
     unaligned = wide and any(d % 8 for d in (m, n, k))
     bk = min(64 if wide else 32, max(16, int(triton.next_power_of_2(k))))
@@ -67,6 +68,10 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
                                     copy_unaligned=False))
             if k % bk and split <= 2:
                 out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split, pad_k=True))
+            if wide and bm == 128 and split <= 2:
+                # the same tiles loaded through tensor descriptors (the pointer kernel where
+                # the target has none)
+                out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split, tma=True))
     return out or [mm_config(m, n, k, dtype)]
 
 
@@ -130,7 +135,8 @@ def label(cfg: MMConfig | GemvConfig) -> str:
                 f"/k{cfg.split_k}")
     return (f"{cfg.block_m}x{cfg.block_n}x{cfg.block_k}/w{cfg.warps}s{cfg.stages}"
             f"/k{cfg.split_k}{'/pad' if cfg.pad_k else ''}"
-            f"{'' if cfg.copy_unaligned else '/nocopy'}{'/arows' if cfg.a_rows else ''}")
+            f"{'' if cfg.copy_unaligned else '/nocopy'}{'/arows' if cfg.a_rows else ''}"
+            f"{'/tma' if cfg.tma else ''}")
 
 
 def parse_shape(text: str) -> tuple[Case, torch.dtype, str]:

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aot_ptx  # noqa: E402 - the benchmark's own folder, found by path
@@ -40,6 +41,7 @@ from bench_kernels import parse_case  # noqa: E402
 from bench_mm_tiles import DTYPES, result_rows  # noqa: E402
 
 from flagbot.kernels import spec as spec_module  # noqa: E402
+from flagbot.kernels.ops import _mm_tma  # noqa: E402
 from flagbot.kernels.registry import OPS  # noqa: E402
 from flagbot.kernels.spec import Case  # noqa: E402
 
@@ -76,12 +78,20 @@ def _empty(shape: tuple[int, ...], dtype: torch.dtype, device: Any, gen: Any) ->
     return torch.empty(shape, dtype=dtype, device=device)
 
 
+def _sm_90_has_tma() -> bool:
+    return True
+
+
 @contextmanager
 def recording(launches: list[tuple[str, Any, dict[str, Any]]]) -> Iterator[None]:
     """Every kernel in the ops package's modules replaced by a recorder (under each name that
     binds it), and the inputs' random values by empty tensors; all put back after."""
     modules = _ops_modules() + [spec_module]
     saved: list[tuple[ModuleType, str, Any]] = []
+    # the launches as on the sm_90 target the audit compiles for, whatever this host has:
+    # tensor descriptors included
+    saved.append((_mm_tma, "target_has_tma", _mm_tma.target_has_tma))
+    _mm_tma.target_has_tma = _sm_90_has_tma
     for module in modules:
         for name, value in list(vars(module).items()):
             # (on the CPU interpreter, which the tests run, kernels are InterpretedFunctions)
@@ -108,6 +118,9 @@ def launch_spec(name: str, args: dict[str, Any], kwargs: dict[str, Any]) -> dict
     for arg, value in args.items():
         if isinstance(value, torch.Tensor):
             types[arg] = POINTERS[value.dtype]
+        elif isinstance(value, TensorDescriptor):
+            block = ", ".join(map(str, value.block_shape))
+            types[arg] = f"tensordesc<{POINTERS[value.base.dtype][1:]}[{block}]>"
         elif isinstance(value, float):
             types[arg] = "fp32"
         elif isinstance(value, bool) or not isinstance(value, int):

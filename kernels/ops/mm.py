@@ -11,6 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
+from flagbot.kernels.ops import _mm_tma
 from flagbot.kernels.ops._host import cdiv, next_power_of_2
 from flagbot.kernels.ops._reduce import sum_partials
 from flagbot.kernels.ops._rows import alignment
@@ -54,7 +55,8 @@ class MMConfig:
     first (_aligned); False reads them in place with narrower loads; a_rows: an A stored column
     by column is copied row by row first (no rule uses it yet: fp32 products of a few rows read
     down A's columns with an odd K ran at 0.2-0.3x torch with every tile tried, and such an A
-    is small beside B)."""
+    is small beside B); tma: 16-bit operands that a tensor descriptor can address (after any
+    copy) are loaded through one where the target has them (_mm_tma), else as without it."""
 
     block_m: int
     block_n: int
@@ -66,6 +68,7 @@ class MMConfig:
     pad_k: bool = False
     copy_unaligned: bool = True
     a_rows: bool = False
+    tma: bool = False
 
 
 def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
@@ -266,16 +269,8 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
     N = (N // ALIGN_C) * ALIGN_C
     stride_cm = (stride_cm // ALIGN_C) * ALIGN_C
     stride_cs = (stride_cs // ALIGN_C) * ALIGN_C
-    pid = tl.program_id(0)
     split = tl.program_id(1)
-    grid_m = tl.cdiv(M, BLOCK_M)
-    grid_n = tl.cdiv(N, BLOCK_N)
-    # Grouped order: GROUP_M row-tiles share B's column tiles while they are still in L2.
-    group = pid // (GROUP_M * grid_n)
-    first_m = group * GROUP_M
-    group_size = min(grid_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % (GROUP_M * grid_n)) % group_size
-    pid_n = (pid % (GROUP_M * grid_n)) // group_size
+    pid_m, pid_n = _mm_tma.grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     k_lo = split * k_per_split
@@ -678,6 +673,12 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
     splits = cdiv(k, k_per_split)
     dst = c if splits == 1 else torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
     stride_s = 0 if splits == 1 else dst.stride(0)
+    if cfg.tma and _mm_tma.ready(a, b):
+        _mm_tma.mm_tma(a, b, dst, k_per_split, splits, cfg.block_m, cfg.block_n, cfg.block_k,
+                       cfg.group_m, cfg.warps, cfg.stages)
+        if splits > 1:
+            sum_partials(dst, splits, m * n, c)
+        return c
     grid = (cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n), splits)
     kernel: Any = _mm_kernel
     kernel[grid](a, b, dst, m, n, k, k_per_split, a.stride(0), a.stride(1), b.stride(0),

@@ -35,6 +35,9 @@ def test_the_grid_fits_the_product(tiles: ModuleType) -> None:
     assert any(not c.copy_unaligned for c in big)
     assert all(c.copy_unaligned for c in tiles.grid(4096, 4096, 4096, torch.bfloat16))
     assert all(c.copy_unaligned for c in tiles.grid(4096, 4096, 4095, torch.float32))
+    # 16-bit 128-row tiles also through tensor descriptors; fp32 never
+    assert all(c.block_m == 128 for c in big if c.tma) and any(c.tma for c in big)
+    assert not any(c.tma for c in tiles.grid(4096, 4096, 4095, torch.float32))
 
 
 @cpu_only

@@ -132,6 +132,17 @@ def _norm_out_odd(tile: int) -> dict[str, Any]:
                 "ALIGN": 1}}
 
 
+def _mm_tma(a_columns: bool) -> dict[str, Any]:
+    # mm through descriptors at 128x256x64 fp16 tiles on 8 warps (the sizes the large 16-bit
+    # products take), A row by row or column by column
+    return {"kernel": "flagbot.kernels.ops._mm_tma:_mm_tma_kernel", "pointer": "*fp16",
+            "warps": 8, "stages": 3, "types": {
+                "a_desc": f"tensordesc<fp16[{'64, 128' if a_columns else '128, 64'}]>",
+                "b_desc": "tensordesc<fp16[64, 256]>"}, "constexprs": {
+                "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8,
+                "A_COLUMNS": a_columns, "B_COLUMNS": False}}
+
+
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, str]:
     specs = {"mm_stated": _mm(alignment(1080)), "mm_bare": _mm(1),
@@ -143,7 +154,8 @@ def ptx() -> dict[str, str]:
              "cols_stated": _sum_cols_2d(alignment(5782)), "cols_bare": _sum_cols_2d(1),
              "softmax_cols": _softmax_cols(alignment(1000)), "sum_window": _sum_window(),
              "norm_stats": _norm_split(True), "norm_out": _norm_split(False),
-             "norm_out_odd_half": _norm_out_odd(2048), "norm_out_odd_whole": _norm_out_odd(4096)}
+             "norm_out_odd_half": _norm_out_odd(2048), "norm_out_odd_whole": _norm_out_odd(4096),
+             "mm_tma_rows": _mm_tma(False), "mm_tma_cols": _mm_tma(True)}
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, str(BENCHMARKS / "aot_ptx.py")], input=json.dumps(
         list(specs.values())), capture_output=True, text=True, env=env, timeout=600)
@@ -282,3 +294,15 @@ def test_the_norm_output_pass_over_unaligned_rows_does_not_spill(
     # either way: what holds across versions is the half tile's fewer registers and no spill
     assert reports[0]["spill_stores"] == 0, reports
     assert reports[0]["registers"] < reports[1]["registers"], reports
+
+
+def test_mm_through_descriptors_loads_whole_tiles_by_tma(ptx: dict[str, str]) -> None:
+    # each tile a bulk tensor copy (no per-thread loads of A or B), multiplied by the tensor
+    # cores' asynchronous wgmma, whichever way A is stored
+    for name in ("mm_tma_rows", "mm_tma_cols"):
+        text = ptx[name]
+        assert "cp.async.bulk.tensor" in text, name
+        assert "wgmma.mma_async" in text, name
+        assert not _async_copies(text), name
+        report = load_benchmark("aot_ptx").ptxas_report(text)
+        assert report is None or report["spill_stores"] == 0, (name, report)

@@ -1,0 +1,112 @@
+"""mm's tiles loaded through tensor descriptors (NVIDIA's TMA on sm_90 and newer), for 16-bit
+operands whose rows start on 16 bytes: the copy engine fetches each tile whole, zero-filling
+what lies past M, N or K, so the tile loop carries no masks and no address arithmetic.
+
+Fenced: used only where `MMConfig.tma` asks for it, the operands can be described (`ready`)
+and Triton's active target has the hardware (`target_has_tma`; the CPU interpreter emulates
+descriptors, so the tests run it there). Everywhere else mm() takes its pointer kernel.
+Not yet timed on a GPU (compiled for sm_90 here, Triton 3.9: bulk tensor copies feeding wgmma,
+no spills): no shape rule asks for it until an A/B against the pointer kernel on the same
+rows says where it wins; `benchmarks/bench_mm_tiles.py` times both (its `/tma` configurations).
+"""
+# Triton kernels take DSL-typed arguments that Python annotations cannot express.
+# mypy: disable-error-code="untyped-decorator,no-untyped-def"
+
+from __future__ import annotations
+
+import functools
+
+import torch
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+from flagbot.kernels.backend_utils import interpreted
+
+
+@triton.jit
+def grouped_tile(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                 GROUP_M: tl.constexpr):
+    """(row tile, column tile) of program `pid` in grouped order: GROUP_M row tiles share B's
+    column tiles while those are still in L2."""
+    grid_n = tl.cdiv(N, BLOCK_N)
+    group = pid // (GROUP_M * grid_n)
+    first_m = group * GROUP_M
+    group_size = min(tl.cdiv(M, BLOCK_M) - first_m, GROUP_M)
+    return first_m + (pid % (GROUP_M * grid_n)) % group_size, (pid % (GROUP_M * grid_n)) // group_size
+
+
+@triton.jit
+def _mm_tma_kernel(a_desc, b_desc, c_ptr, M, N, K, k_per_split, stride_cs, stride_cm,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                   GROUP_M: tl.constexpr, A_COLUMNS: tl.constexpr, B_COLUMNS: tl.constexpr):
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    off_m = pid_m * BLOCK_M
+    off_n = pid_n * BLOCK_N
+    k_lo = tl.program_id(1) * k_per_split
+    acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    # k_per_split is a whole number of K tiles: a split's tiles never reach into the next one's,
+    # and the last tile of K reads zeros past its end
+    for k in tl.range(k_lo, tl.minimum(k_lo + k_per_split, K), BLOCK_K):
+        if A_COLUMNS:
+            a = a_desc.load([k, off_m]).T
+        else:
+            a = a_desc.load([off_m, k])
+        if B_COLUMNS:
+            b = b_desc.load([off_n, k]).T
+        else:
+            b = b_desc.load([k, off_n])
+        acc = tl.dot(a, b, acc)
+    rm = off_m + tl.arange(0, BLOCK_M)
+    rn = off_n + tl.arange(0, BLOCK_N)
+    c = (c_ptr + tl.program_id(1).to(tl.int64) * stride_cs + rm[:, None].to(tl.int64) * stride_cm
+         + rn[None, :])
+    tl.store(c, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@functools.cache
+def target_has_tma() -> bool:
+    """Triton's active target loads through tensor descriptors: NVIDIA sm_90 or newer, or the
+    CPU interpreter."""
+    if interpreted():
+        return True
+    try:
+        target = triton.runtime.driver.active.get_current_target()
+    except Exception:  # no driver, or a vendor's Triton without this query: the pointer kernel
+        return False
+    return target.backend == "cuda" and isinstance(target.arch, int) and target.arch >= 90
+
+
+def _describable(t: torch.Tensor) -> bool:
+    """A 16-bit operand stored row by row or column by column, its start and its rows (or
+    columns) on 16 bytes: what a descriptor can address."""
+    if t.element_size() != 2 or t.data_ptr() % 16:
+        return False
+    if t.stride(1) == 1:
+        return t.stride(0) * 2 % 16 == 0
+    return t.stride(0) == 1 and t.stride(1) * 2 % 16 == 0
+
+
+def ready(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether mm_tma can compute a @ b on this target."""
+    return _describable(a) and _describable(b) and target_has_tma()
+
+
+def mm_tma(a: torch.Tensor, b: torch.Tensor, dst: torch.Tensor, k_per_split: int, splits: int,
+           block_m: int, block_n: int, block_k: int, group_m: int, warps: int,
+           stages: int) -> None:
+    """a @ b into dst ((m, n), or (splits, m, n) fp32 partial products) for operands `ready`
+    says it can take; dst is contiguous."""
+    m, k = a.shape
+    n = b.shape[1]
+    a_columns, b_columns = a.stride(1) != 1, b.stride(1) != 1
+    a_desc = (TensorDescriptor.from_tensor(a.t(), [block_k, block_m]) if a_columns
+              else TensorDescriptor.from_tensor(a, [block_m, block_k]))
+    b_desc = (TensorDescriptor.from_tensor(b.t(), [block_n, block_k]) if b_columns
+              else TensorDescriptor.from_tensor(b, [block_k, block_n]))
+    stride_s = dst.stride(0) if dst.dim() == 3 else 0
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), splits)
+    _mm_tma_kernel[grid](a_desc, b_desc, dst, m, n, k, k_per_split, stride_s, dst.stride(-2),
+                         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
+                         A_COLUMNS=a_columns, B_COLUMNS=b_columns, num_warps=warps,
+                         num_stages=stages)

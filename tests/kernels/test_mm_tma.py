@@ -1,0 +1,93 @@
+"""mm through tensor descriptors (kernels/ops/_mm_tma.py) at small odd shapes, on the
+interpreter (or a GPU that has them): every operand layout, K split or not, tails past M, N and
+K zero-filled by the descriptor; which operands it takes, and that mm() falls back to its
+pointer kernel for the rest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from flagbot.kernels.ops import _mm_tma
+from flagbot.kernels.ops.mm import MMConfig, mm, picked_config
+
+from .closeness import assert_close, seeded_randn
+
+F16 = torch.float16
+
+
+@pytest.fixture
+def tma_launches(monkeypatch: pytest.MonkeyPatch, device: torch.device) -> list[tuple[Any, ...]]:
+    """The operand shapes and layouts of each launch through descriptors during the test."""
+    if not _mm_tma.target_has_tma():
+        pytest.skip(f"{device}: Triton's target has no tensor descriptors")
+    seen: list[tuple[Any, ...]] = []
+    real = _mm_tma.mm_tma
+
+    def watched(a: torch.Tensor, b: torch.Tensor, *args: Any) -> None:
+        seen.append((tuple(a.shape), a.stride(1) == 1, tuple(b.shape), b.stride(1) == 1))
+        real(a, b, *args)
+
+    monkeypatch.setattr(_mm_tma, "mm_tma", watched)
+    return seen
+
+
+def _operand(rows: int, cols: int, by_columns: bool, seed: int, device: torch.device
+             ) -> torch.Tensor:
+    t = seeded_randn(rows, cols, dtype=F16, seed=seed, device=device)
+    return t.t().contiguous().t() if by_columns else t
+
+
+@pytest.mark.parametrize(("a_cols", "b_cols"), [(False, False), (True, False), (False, True),
+                                                (True, True)], ids=["nn", "tn", "nt", "tt"])
+@pytest.mark.parametrize("split", [1, 3])
+def test_tiles_through_descriptors_with_tails_everywhere(
+        a_cols: bool, b_cols: bool, split: int, device: torch.device,
+        tma_launches: list[tuple[Any, ...]]) -> None:
+    # 72 rows, 40 columns, K 200: aligned (16-byte) rows or columns, so nothing is copied;
+    # 32x32 tiles leave tails on M and N, 64-wide K tiles one on K
+    a = _operand(72, 200, a_cols, 0, device)
+    b = _operand(200, 40, b_cols, 1, device)
+    cfg = MMConfig(32, 32, 64, 4, 2, split_k=split, tma=True)
+    assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), 200)
+    assert tma_launches == [((72, 200), not a_cols, (200, 40), not b_cols)]
+
+
+def test_odd_sizes_are_copied_to_aligned_rows_then_described(
+        device: torch.device, tma_launches: list[tuple[Any, ...]]) -> None:
+    # every dim odd: both operands copied to rows padded to 16 elements, which a descriptor
+    # can address; the copies keep the logical shapes
+    a = seeded_randn(67, 131, dtype=F16, device=device)
+    b = seeded_randn(131, 45, dtype=F16, seed=1, device=device)
+    cfg = MMConfig(32, 32, 64, 4, 2, tma=True)
+    assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), 131)
+    assert tma_launches == [((67, 131), True, (131, 45), True)]
+
+
+def test_what_descriptors_cannot_address_takes_the_pointer_kernel(
+        device: torch.device, tma_launches: list[tuple[Any, ...]]) -> None:
+    # fp32, and 16-bit read in place with rows 2 bytes apart (no copies asked for)
+    a32 = seeded_randn(70, 40, device=device)
+    b32 = seeded_randn(40, 33, seed=1, device=device)
+    assert_close("mm", mm(a32, b32, config=MMConfig(32, 32, 16, 4, 1, tma=True)),
+                 a32.double() @ b32.double(), 40)
+    a = seeded_randn(70, 131, dtype=F16, device=device)
+    b = seeded_randn(131, 33, dtype=F16, seed=1, device=device)
+    cfg = MMConfig(32, 32, 64, 4, 2, tma=True, copy_unaligned=False)
+    assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), 131)
+    assert tma_launches == []
+    assert not _mm_tma.ready(a, b) and not _mm_tma.ready(a32, b32)
+    wide = seeded_randn(70, 144, dtype=F16, device=device)  # rows 288 bytes apart
+    b16 = seeded_randn(128, 40, dtype=F16, seed=1, device=device)
+    assert _mm_tma.ready(wide[:, 8:136], b16)
+    assert not _mm_tma.ready(wide[:, 1:129], b16)  # its start 2 bytes off 16
+
+
+def test_no_shape_rule_asks_for_descriptors_yet() -> None:
+    # the descriptor path waits for an A/B against the pointer kernel on the same rows
+    for m, n, k, dtype in ((4096, 4096, 4096, torch.bfloat16), (2048, 2049, 1500, F16)):
+        cfg = picked_config(torch.empty((m, k), dtype=dtype, device="meta"),
+                            torch.empty((k, n), dtype=dtype, device="meta"))
+        assert isinstance(cfg, MMConfig) and not cfg.tma
