@@ -5,8 +5,10 @@ what lies past M, N or K, so the tile loop carries no masks and no address arith
 Fenced: used only where `MMConfig.tma` asks for it, the operands can be described (`ready`)
 and Triton's active target has the hardware (`target_has_tma`; the CPU interpreter emulates
 descriptors, so the tests run it there). Everywhere else mm() takes its pointer kernel.
-Not yet timed on a GPU: no rule asks for it until an A/B of this kernel against the pointer
-kernel on the same rows says where it wins.
+Not yet timed on a GPU (compiled for sm_90 here, Triton 3.9: bulk tensor copies feeding wgmma,
+no spills): picked_config asks for it at 16-bit 128-row tiles, a candidate for an A/B against
+the pointer kernel on the same rows; `benchmarks/bench_mm_tiles.py` times both (its `/tma`
+configurations).
 """
 # Triton kernels take DSL-typed arguments that Python annotations cannot express.
 # mypy: disable-error-code="untyped-decorator,no-untyped-def"

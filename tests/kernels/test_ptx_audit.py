@@ -8,8 +8,10 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 import torch
@@ -110,15 +112,22 @@ def test_bad_arguments_are_refused_with_what_to_fix(audit: ModuleType, tmp_path:
         assert exit_info.value.code == 2 and said in capsys.readouterr().err
 
 
-def test_large_16bit_tiles_are_recorded_through_descriptors_as_on_sm_90(
+def test_launches_through_descriptors_are_recorded_as_on_sm_90(
         audit: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
     # whatever this host's target (here one without descriptors), the audit records what an
-    # sm_90 launch makes: the large 16-bit tiles through descriptors, typed so that they
+    # sm_90 launch makes: tiles that ask for descriptors go through them, typed so that they
     # compile ahead of time
     def no_tma() -> bool:
         return False
 
     monkeypatch.setattr(mm_module._mm_tma, "target_has_tma", no_tma)
+    picked = mm_module.picked_config
+
+    def with_tma(a: torch.Tensor, b: torch.Tensor) -> Any:
+        cfg = picked(a, b)  # a configuration asking for descriptors at 128-row tiles
+        return replace(cfg, tma=True) if getattr(cfg, "block_m", 0) == 128 else cfg
+
+    monkeypatch.setattr(mm_module, "picked_config", with_tma)
     specs = audit.capture([("mm", Case((1024, 4096, 1024)), torch.bfloat16, "contiguous",
                             "big"),
                            ("mm", Case((180, 311, 888)), torch.float16, "contiguous", "small")])
