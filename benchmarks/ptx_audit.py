@@ -32,7 +32,6 @@ from typing import Any
 import torch
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
-from triton.tools.tensor_descriptor import TensorDescriptor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import aot_ptx  # noqa: E402 - the benchmark's own folder, found by path
@@ -118,7 +117,7 @@ def launch_spec(name: str, args: dict[str, Any], kwargs: dict[str, Any]) -> dict
     for arg, value in args.items():
         if isinstance(value, torch.Tensor):
             types[arg] = POINTERS[value.dtype]
-        elif isinstance(value, TensorDescriptor):
+        elif _mm_tma.TensorDescriptor is not None and isinstance(value, _mm_tma.TensorDescriptor):
             block = ", ".join(map(str, value.block_shape))
             types[arg] = f"tensordesc<{POINTERS[value.base.dtype][1:]}[{block}]>"
         elif isinstance(value, float):

@@ -16,25 +16,23 @@ configurations).
 from __future__ import annotations
 
 import functools
+import importlib
+from typing import Any
 
 import torch
 import triton
 import triton.language as tl
-from triton.tools.tensor_descriptor import TensorDescriptor
 
 from flagbot.kernels.backend_utils import interpreted
+from flagbot.kernels.ops._mm_common import grouped_tile, on_16_bytes
 
-
-@triton.jit
-def grouped_tile(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                 GROUP_M: tl.constexpr):
-    """(row tile, column tile) of program `pid` in grouped order: GROUP_M row tiles share B's
-    column tiles while those are still in L2."""
-    grid_n = tl.cdiv(N, BLOCK_N)
-    group = pid // (GROUP_M * grid_n)
-    first_m = group * GROUP_M
-    group_size = min(tl.cdiv(M, BLOCK_M) - first_m, GROUP_M)
-    return first_m + (pid % (GROUP_M * grid_n)) % group_size, (pid % (GROUP_M * grid_n)) // group_size
+# Host-side descriptors came with Triton 3.4; an older Triton (a vendor's fork among them)
+# has none, and mm takes its pointer kernel there.
+TensorDescriptor: Any
+try:
+    TensorDescriptor = importlib.import_module("triton.tools.tensor_descriptor").TensorDescriptor
+except ImportError:
+    TensorDescriptor = None
 
 
 @triton.jit
@@ -81,16 +79,13 @@ def target_has_tma() -> bool:
 def _describable(t: torch.Tensor) -> bool:
     """A 16-bit operand stored row by row or column by column, its start and its rows (or
     columns) on 16 bytes: what a descriptor can address."""
-    if t.element_size() != 2 or t.data_ptr() % 16:
-        return False
-    if t.stride(1) == 1:
-        return t.stride(0) * 2 % 16 == 0
-    return t.stride(0) == 1 and t.stride(1) * 2 % 16 == 0
+    return t.element_size() == 2 and t.data_ptr() % 16 == 0 and on_16_bytes(t)
 
 
 def ready(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether mm_tma can compute a @ b on this target."""
-    return _describable(a) and _describable(b) and target_has_tma()
+    """Whether mm_tma can compute a @ b with this Triton on this target."""
+    return (TensorDescriptor is not None and _describable(a) and _describable(b)
+            and target_has_tma())
 
 
 def mm_tma(a: torch.Tensor, b: torch.Tensor, dst: torch.Tensor, k_per_split: int, splits: int,

@@ -13,6 +13,7 @@ import triton.language as tl
 
 from flagbot.kernels.ops import _mm_tma
 from flagbot.kernels.ops._host import cdiv, next_power_of_2
+from flagbot.kernels.ops._mm_common import grouped_tile, on_16_bytes, step
 from flagbot.kernels.ops._reduce import sum_partials
 from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.spec import NO_BF16, Case, Inputs, OpSpec, randn
@@ -277,7 +278,7 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
     stride_cm = (stride_cm // ALIGN_C) * ALIGN_C
     stride_cs = (stride_cs // ALIGN_C) * ALIGN_C
     split = tl.program_id(1)
-    pid_m, pid_n = _mm_tma.grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     k_lo = split * k_per_split
@@ -469,7 +470,7 @@ def _aligned(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     the product for m > 64. The padded length bounds loads along the contiguous dim: a bound
     that is a multiple of 16 keeps those loads vectorised (the extra lanes are never stored)."""
     rows, cols = t.shape
-    if _on_16_bytes(t):
+    if on_16_bytes(t):
         return t, cols if t.stride(1) == 1 else rows
     width = cdiv(cols, 16) * 16
     padded = torch.empty((rows, width), dtype=t.dtype, device=t.device)[:, :cols]
@@ -505,7 +506,7 @@ def worth_copying(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool
     m, n = a.shape[0], b.shape[1]
 
     def in_place(t: torch.Tensor, reads: int) -> bool:
-        if (t.element_size() == 2 and t.stride(1) == 1 and _step(t) % 4 == 0
+        if (t.element_size() == 2 and t.stride(1) == 1 and step(t) % 4 == 0
                 and (reads <= 2 * COPY_READS or cfg.block_m * cfg.block_n <= 64 * 128)):
             return True  # 16-bit rows 8 bytes apart: 8-byte loads cost less than the copy
         by_columns = t.element_size() == 2 and t.stride(0) == 1 and t.numel() >= LARGE_BY_COLUMNS
@@ -522,22 +523,11 @@ def copies_unaligned(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> bool:
                                    or a.numel() + b.numel() > SMALL_OPERANDS)
 
 
-def _step(t: torch.Tensor) -> int:
-    """How many elements apart `t`'s rows (or columns, where it is stored by columns) are."""
-    return t.stride(0) if t.stride(1) == 1 else t.stride(1) if t.stride(0) == 1 else 1
-
-
-def _on_16_bytes(t: torch.Tensor) -> bool:
-    """`t`'s rows (or columns, where it is stored by columns) start 16 bytes apart or a multiple
-    of that; an operand strided both ways never does."""
-    return _step(t) * t.element_size() % 16 == 0
-
-
 def _odd_rows(t: torch.Tensor) -> bool:
     """A 16-bit operand whose rows (or columns, where it is stored by columns) are an odd
     number of elements apart: its tile loads are 2-byte scalars, staged through registers
     (no asynchronous copy is that narrow; 4-byte steps are copied asynchronously)."""
-    return t.element_size() == 2 and _step(t) % 2 == 1
+    return t.element_size() == 2 and step(t) % 2 == 1
 
 
 def in_place_warps(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> MMConfig:
@@ -628,7 +618,7 @@ def picked_config(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
         wide_row = row_times_wide_matrix(b) if m == 1 else None
         return wide_row or gemv_config(max(m, n), k, a.dtype, k_contiguous)
     cfg = in_place_warps(mm_config(m, n, k, a.dtype, a_columns=_by_columns(a),
-                                   unaligned=not (_on_16_bytes(a) and _on_16_bytes(b))), a, b)
+                                   unaligned=not (on_16_bytes(a) and on_16_bytes(b))), a, b)
     if a.element_size() == 2 and cfg.block_m == 128 and cfg.block_n >= 128:
         # the large 16-bit tiles, where this kernel trails cuBLAS most (0.76-0.94x at
         # 128x256 in the H200 tile run of 2026-11-27): through descriptors where the target
@@ -685,26 +675,24 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
     k_per_split = cdiv(cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
     splits = cdiv(k, k_per_split)
     dst = c if splits == 1 else torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
-    stride_s = 0 if splits == 1 else dst.stride(0)
     if cfg.tma and _mm_tma.ready(a, b):
         _mm_tma.mm_tma(a, b, dst, k_per_split, splits, cfg.block_m, cfg.block_n, cfg.block_k,
                        cfg.group_m, cfg.warps, cfg.stages)
-        if splits > 1:
-            sum_partials(dst, splits, m * n, c)
-        return c
-    grid = (cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n), splits)
-    kernel: Any = _mm_kernel
-    kernel[grid](a, b, dst, m, n, k, k_per_split, a.stride(0), a.stride(1), b.stride(0),
-                 b.stride(1), stride_s, dst.stride(-2), dst.stride(-1), m_load, n_load,
-                 BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k,
-                 GROUP_M=cfg.group_m, DOT_PRECISION=dot_precision(a.dtype),
-                 ALIGN_AM=alignment(a.stride(0)), ALIGN_AK=alignment(a.stride(1)),
-                 ALIGN_BK=alignment(b.stride(0)), ALIGN_BN=alignment(b.stride(1)),
-                 ALIGN_ML=alignment(m_load), ALIGN_NL=alignment(n_load),
-                 ALIGN_C=alignment(n, dst.stride(-2), stride_s),
-                 NO_TAIL=_no_tail(a, b, k, cfg.block_k),
-                 num_warps=cfg.warps,
-                 num_stages=cfg.stages)
+    else:
+        stride_s = 0 if splits == 1 else dst.stride(0)
+        grid = (cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n), splits)
+        kernel: Any = _mm_kernel
+        kernel[grid](a, b, dst, m, n, k, k_per_split, a.stride(0), a.stride(1), b.stride(0),
+                     b.stride(1), stride_s, dst.stride(-2), dst.stride(-1), m_load, n_load,
+                     BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k,
+                     GROUP_M=cfg.group_m, DOT_PRECISION=dot_precision(a.dtype),
+                     ALIGN_AM=alignment(a.stride(0)), ALIGN_AK=alignment(a.stride(1)),
+                     ALIGN_BK=alignment(b.stride(0)), ALIGN_BN=alignment(b.stride(1)),
+                     ALIGN_ML=alignment(m_load), ALIGN_NL=alignment(n_load),
+                     ALIGN_C=alignment(n, dst.stride(-2), stride_s),
+                     NO_TAIL=_no_tail(a, b, k, cfg.block_k),
+                     num_warps=cfg.warps,
+                     num_stages=cfg.stages)
     if splits > 1:
         sum_partials(dst, splits, m * n, c)
     return c

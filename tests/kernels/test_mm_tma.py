@@ -5,6 +5,9 @@ pointer kernel for the rest."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -96,3 +99,34 @@ def test_only_large_16bit_tiles_ask_for_descriptors() -> None:
     assert picked(2048, 2049, 1500, F16).tma  # 128x128
     assert not picked(180, 311, 888, F16).tma  # 32x64
     assert not picked(4096, 4096, 4096, torch.float32).tma
+
+
+def test_a_triton_without_descriptors_imports_mm_and_takes_the_pointer_kernel() -> None:
+    # Triton before 3.4 (and vendors' forks of it) has no triton.tools.tensor_descriptor: mm
+    # must still import there, and a configuration asking for descriptors compute without them
+    script = """
+import importlib
+real = importlib.import_module
+
+def older_triton(name, *args):
+    if name == "triton.tools.tensor_descriptor":  # what an older Triton lacks
+        raise ImportError(f"No module named {name!r}")
+    return real(name, *args)
+
+importlib.import_module = older_triton
+import torch
+from flagbot.kernels.ops import _mm_tma
+from flagbot.kernels.ops.mm import MMConfig, mm
+assert _mm_tma.TensorDescriptor is None
+a = torch.randn(72, 200, dtype=torch.float16)
+b = torch.randn(200, 40, dtype=torch.float16)
+assert not _mm_tma.ready(a, b)
+out = mm(a, b, config=MMConfig(32, 32, 64, 4, 2, tma=True))
+assert (out.double() - a.double() @ b.double()).abs().max() < 0.5
+print("pointer kernel")
+"""
+    env = dict(os.environ, TRITON_INTERPRET="1")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == "pointer kernel"
