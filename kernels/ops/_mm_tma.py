@@ -5,9 +5,11 @@ what lies past M, N or K, so the tile loop carries no masks and no address arith
 Fenced: used only where `MMConfig.tma` asks for it, the operands can be described (`ready`)
 and Triton's active target has the hardware (`target_has_tma`; the CPU interpreter emulates
 descriptors, so the tests run it there). Everywhere else mm() takes its pointer kernel.
-Not yet timed on a GPU (compiled for sm_90 here, Triton 3.9: bulk tensor copies feeding wgmma,
-no spills): no shape rule asks for it until an A/B against the pointer kernel on the same
-rows says where it wins; `benchmarks/bench_mm_tiles.py` times both (its `/tma` configurations).
+Measured (H200, Triton 3.6, 2026-11-27, head vs base on the same machine): picked_config asks
+for it at every 16-bit tile, 1.03-1.11x the pointer kernel's device time by tile class (median
+over the record's 237 such rows); `benchmarks/bench_mm_tiles.py` times both (its `/tma`
+configurations). Host cost per call on that machine: 50-84 us for the whole call against the
+pointer kernel's 62-104 us (Triton's launch of either is most of it).
 """
 # Triton kernels take DSL-typed arguments that Python annotations cannot express.
 # mypy: disable-error-code="untyped-decorator,no-untyped-def"
@@ -24,6 +26,7 @@ import triton.language as tl
 
 from flagbot.kernels.backend_utils import interpreted
 from flagbot.kernels.ops._mm_common import grouped_tile, on_16_bytes
+from flagbot.kernels.ops._rows import alignment
 
 # Host-side descriptors came with Triton 3.4; an older Triton (a vendor's fork among them)
 # has none, and mm takes its pointer kernel there.
@@ -37,7 +40,15 @@ except ImportError:
 @triton.jit
 def _mm_tma_kernel(a_desc, b_desc, c_ptr, M, N, K, k_per_split, stride_cs, stride_cm,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                   GROUP_M: tl.constexpr, A_COLUMNS: tl.constexpr, B_COLUMNS: tl.constexpr):
+                   GROUP_M: tl.constexpr, A_COLUMNS: tl.constexpr, B_COLUMNS: tl.constexpr,
+                   ALIGN_C: tl.constexpr):
+    # What divides the output's width and row steps, rewritten so the compiler sees it (as the
+    # pointer kernel does): untold, a 128x256 fp16 tile over 7794 or 6264 columns stored 2-byte
+    # elements, 128 stores a thread (sm_90 compile), and ran 0.54x and 0.79x the pointer kernel
+    # (H200, 2026-11-27)
+    N = (N // ALIGN_C) * ALIGN_C
+    stride_cm = (stride_cm // ALIGN_C) * ALIGN_C
+    stride_cs = (stride_cs // ALIGN_C) * ALIGN_C
     pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     off_m = pid_m * BLOCK_M
     off_n = pid_n * BLOCK_N
@@ -103,5 +114,6 @@ def mm_tma(a: torch.Tensor, b: torch.Tensor, dst: torch.Tensor, k_per_split: int
     grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), splits)
     _mm_tma_kernel[grid](a_desc, b_desc, dst, m, n, k, k_per_split, stride_s, dst.stride(-2),
                          BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=group_m,
-                         A_COLUMNS=a_columns, B_COLUMNS=b_columns, num_warps=warps,
+                         A_COLUMNS=a_columns, B_COLUMNS=b_columns,
+                         ALIGN_C=alignment(n, dst.stride(-2), stride_s), num_warps=warps,
                          num_stages=stages)

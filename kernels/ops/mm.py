@@ -30,6 +30,7 @@ TWO_WAVES = 256  # this many 128x128 output tiles or more: 128-row tiles
 LONG_K = 2048  # two waves of tiles and K this long: 128x256 tiles
 WIDE_GRID = 1000  # ... as for this many 128x128 tiles (~4 waves) whatever K
 FEW_TILES = 64  # grids of fewer tiles than this split K further
+FP32_NARROW_MAX_TILES = 160  # fp32 row-major, K under LONG_K: 32x64 tiles unsplit up to here
 SPLIT_MIN_K = 1024  # m > 64, 16-bit: only a K this long splits (1288x257x637 bf16: split 4
 #                     0.78x torch, unsplit 1.01x)
 NARROW_MIN_SPLIT_K = 4096  # ... and under this, 64x64 tiles that fill the grid go unsplit
@@ -109,6 +110,13 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
     if not wide and m > 16 and not a_columns:
         cfg = MMConfig(32, 128, bk, 4, 4)
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
+        if SHORT_K < k < LONG_K and FEW_TILES <= tiles <= FP32_NARROW_MAX_TILES:
+            # K under LONG_K over 64-160 such tiles: 32x64 tiles unsplit, twice the programs
+            # without partial sums (H200 A/B of 2026-11-27, device us, 32x128 -> 32x64:
+            # 512x461x469 23.7 -> 20.9, 664x853x712 41.7 -> 39.8, 34x4649x256 17.8 -> 13.1;
+            # all 9 such rows 1.06-1.32x faster; beyond 160 tiles 6 of 11 rows were slower,
+            # 256x8192x1777 by 11%; under 64 tiles the split still won, 129x431x751 in a tile run)
+            return MMConfig(32, 64, bk, 4, 4)
         if tiles >= TARGET_PROGRAMS:
             return cfg
         # a K under LONG_K splits only towards one wave of programs, in a power of two of
@@ -610,8 +618,15 @@ def picked_config(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
         k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
         wide_row = row_times_wide_matrix(b) if m == 1 else None
         return wide_row or gemv_config(max(m, n), k, a.dtype, k_contiguous)
-    return in_place_warps(mm_config(m, n, k, a.dtype, a_columns=_by_columns(a),
-                                    unaligned=not (on_16_bytes(a) and on_16_bytes(b))), a, b)
+    cfg = in_place_warps(mm_config(m, n, k, a.dtype, a_columns=_by_columns(a),
+                                   unaligned=not (on_16_bytes(a) and on_16_bytes(b))), a, b)
+    if a.element_size() == 2:
+        # 16-bit tiles through tensor descriptors where the target has them (else the pointer
+        # kernel): H200 A/B of 2026-11-27 over the 237 such rows of the record, device time
+        # 1.11x at 128x128 tiles (median; none slower), 1.03x at 128x256 (2 rows 6-7% slower),
+        # 1.06x at 64x128 (6 of 79 slower, 4576x810x8192 fp16 by 12%), 1.03x at 32x64
+        cfg = replace(cfg, tma=True)
+    return cfg
 
 
 def mm(a: torch.Tensor, b: torch.Tensor, *,

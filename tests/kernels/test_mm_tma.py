@@ -88,12 +88,17 @@ def test_what_descriptors_cannot_address_takes_the_pointer_kernel(
     assert not _mm_tma.ready(wide[:, 1:129], b16)  # its start 2 bytes off 16
 
 
-def test_no_shape_rule_asks_for_descriptors_yet() -> None:
-    # the descriptor path waits for an A/B against the pointer kernel on the same rows
-    for m, n, k, dtype in ((4096, 4096, 4096, torch.bfloat16), (2048, 2049, 1500, F16)):
+def test_every_16bit_tile_asks_for_descriptors() -> None:
+    def picked(m: int, n: int, k: int, dtype: torch.dtype) -> MMConfig:
         cfg = picked_config(torch.empty((m, k), dtype=dtype, device="meta"),
                             torch.empty((k, n), dtype=dtype, device="meta"))
-        assert isinstance(cfg, MMConfig) and not cfg.tma
+        assert isinstance(cfg, MMConfig)
+        return cfg
+
+    assert picked(4096, 4096, 4096, torch.bfloat16).tma  # 128x256
+    assert picked(2048, 2049, 1500, F16).tma  # 128x128
+    assert picked(180, 311, 888, F16).tma  # 32x64
+    assert not picked(4096, 4096, 4096, torch.float32).tma
 
 
 def test_a_triton_without_descriptors_imports_mm_and_takes_the_pointer_kernel() -> None:

@@ -186,7 +186,8 @@ def test_operands_read_in_place_with_odd_rows_get_warps_enough_not_to_spill(
     odd_b = (torch.empty(511, 64, dtype=f16), torch.empty(64, 129, dtype=f16))
     assert in_place_warps(tile, *odd_b).warps == 8
     assert in_place_warps(tile, odd_b[0], torch.empty(64, 128, dtype=f16)).warps == 4  # 128
-    assert picked(511, 129, 64) == MMConfig(32, 64, 64, 4, 4, copy_unaligned=False)
+    assert picked(511, 129, 64) == MMConfig(32, 64, 64, 4, 4, copy_unaligned=False,
+                                                 tma=True)
     assert in_place_warps(tile, odd_b[0], torch.empty(64, 130, dtype=f16)).warps == 4  # 4-byte
     assert picked(269, 129, 700).warps == 4  # copied to aligned rows first
     # up to 64 rows: A (K 543) and B (N 2047) both in place
@@ -269,8 +270,13 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
         assert not mm_config(m, n, k, f32, a_columns=True).pad_k
     assert not mm_config(511, 540, 2049, f32).pad_k  # row-major fp32 keeps 32x128
     # row-major fp32 under LONG_K splits towards one wave in a power of two of parts
-    assert mm_config(512, 461, 469, f32).split_k == 2  # 64 tiles: 3 parts rounded down
-    assert mm_config(664, 853, 712, f32).split_k == 1  # 147 tiles: a wave already
+    assert mm_config(384, 461, 469, f32).split_k == 2  # 48 tiles: 3 parts rounded down
+    # ... and from 64 such tiles up to 160, 32x64 tiles unsplit
+    assert mm_config(512, 461, 469, f32) == MMConfig(32, 64, 32, 4, 4)
+    assert mm_config(640, 1000, 1000, f32) == MMConfig(32, 64, 32, 4, 4)  # 160 tiles
+    assert mm_config(672, 1000, 1000, f32).block_n == 128  # 168 tiles: kept
+    assert mm_config(8192, 129, 712, f32).block_n == 128  # 512 tiles: kept
+    assert mm_config(7314, 257, 17, f32).block_n == 128  # K within SHORT_K: kept
     assert mm_config(129, 431, 751, f32).split_k == 4
     assert mm_config(293, 513, 5347, f32).split_k == 11  # a long K: towards 2 programs an SM
     assert not mm_config(1184, 4096, 1048, f32, a_columns=True, unaligned=False).pad_k
@@ -354,6 +360,8 @@ def test_mm_16bit_small_grids_over_a_medium_k_take_narrow_tiles_unsplit(
     (33, 4033, 131, "both_t", MMConfig(64, 64, 32, 4, 4, split_k=2, pad_k=True)),
     # row-major, 6 tiles, a short K: 3 parts for a wave rounded down to 2
     (40, 257, 200, "contiguous", MMConfig(32, 128, 32, 4, 4, split_k=2)),
+    # row-major, 72 tiles of 32x128, K of 67: 32x64 tiles unsplit
+    (257, 897, 67, "contiguous", MMConfig(32, 64, 32, 4, 4)),
 ])
 def test_mm_fp32_rules_at_small_odd_shapes(m: int, n: int, k: int, layout: str,
                                            expected: MMConfig, device: torch.device) -> None:
