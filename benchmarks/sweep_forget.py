@@ -11,7 +11,8 @@ the two (`ab_rows.changed_rows`, found on the CPU) are dropped from every part, 
 stage that lost rows is marked incomplete. The archive is rewritten in place (the old one kept
 beside it as PARTS.tgz.bak); `--dry-run` only lists the rows. `--from RESULT` first writes
 PARTS.tgz from a merged result instead (one kept under benchmarks/results, gzipped or not):
-one part per stage, each complete, so that a record can be resumed after its parts are gone.
+one part per stage, complete unless the result lists the stage as `incomplete` (saved from a
+run cut short), so that a record can be resumed after its parts are gone.
 """
 
 from __future__ import annotations
@@ -60,17 +61,22 @@ def forget(parts: Path, names: set[str]) -> dict[str, int]:
 
 def parts_of(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """{stage name: part} for a merged result, as one device's timing process writes them: the
-    fixed sweep and each random sweep, each complete (a merged result keeps no stage that was
-    not, save the rows that ended in errors, which a resumed run measures again)."""
+    fixed sweep and each random sweep, complete unless the result names the stage among its
+    `incomplete` ones (a run cut short: a resumed run measures the rows it lacks; the rows
+    that ended in errors of a complete stage it measures again too)."""
     if not isinstance(result.get("rows"), list) or not isinstance(result.get("random"), list):
         raise ValueError("no list of rows and of random sweeps")
-    meta = {k: v for k, v in result.items() if k not in ("rows", "random", "devices")}
-    meta.update(shard="0/1", complete=True)
+    cut_short = set(result.get("incomplete", []))
+    meta = {k: v for k, v in result.items()
+            if k not in ("rows", "random", "devices", "incomplete")}
+    meta["shard"] = "0/1"
     parts = {}
     if result["rows"]:
-        parts["fixed"] = {**meta, "rows": result["rows"], "random": []}
+        parts["fixed"] = {**meta, "complete": "fixed" not in cut_short, "rows": result["rows"],
+                          "random": []}
     for sweep in result.get("random", []):
-        parts[f"seed-{sweep['seed']}"] = {**meta, "rows": [], "random": [
+        name = f"seed-{sweep['seed']}"
+        parts[name] = {**meta, "complete": name not in cut_short, "rows": [], "random": [
             {"seed": sweep["seed"], "count": sweep["count"], "rows": sweep["rows"]}]}
     return parts
 

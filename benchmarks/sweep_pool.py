@@ -402,7 +402,9 @@ def _time_stage(args: argparse.Namespace, name: str, selection: list[str], devic
 
 def merge(paths: list[Path]) -> dict[str, Any] | None:
     """One result from the per-device parts: rows and sweeps joined (the caller orders them),
-    each device's metadata and copy bandwidth kept."""
+    each device's metadata and copy bandwidth kept; `incomplete` names the stages ("fixed",
+    "seed-S") some part of which had not finished, so that a result saved from a run cut short
+    is never resumed from as if it were whole (sweep_forget.py --from)."""
     found = [json.loads(p.read_text(encoding="utf-8")) for p in paths if p.exists()]
     if not found:
         return None
@@ -420,4 +422,11 @@ def merge(paths: list[Path]) -> dict[str, Any] | None:
                                                      "count": sweep["count"], "rows": []})
             into["rows"] += sweep["rows"]
     result["random"] = list(sweeps.values())
+    result["incomplete"] = sorted({stage for part in found if not part.get("complete")
+                                   for stage in _stages_of(part)})
     return result
+
+
+def _stages_of(part: dict[str, Any]) -> list[str]:
+    """The stages a part holds rows of: the fixed sweep's, each random sweep's."""
+    return (["fixed"] if part["rows"] else []) + [f"seed-{s['seed']}" for s in part["random"]]

@@ -8,8 +8,9 @@ descriptors, so the tests run it there). Everywhere else mm() takes its pointer 
 Measured (H200, Triton 3.6, 2026-11-27, head vs base on the same machine): picked_config asks
 for it at every 16-bit tile, 1.03-1.11x the pointer kernel's device time by tile class (median
 over the record's 237 such rows); `benchmarks/bench_mm_tiles.py` times both (its `/tma`
-configurations). Host cost per call on that machine: 50-84 us for the whole call against the
-pointer kernel's 62-104 us (Triton's launch of either is most of it).
+configurations). Host time per call on that machine (`benchmarks/bench_mm_host_tma.py`, one
+run): 50-84 us for the whole call against the pointer kernel's 62-104 us; the two descriptors
+cost 4-6 us of it and Triton's launch of the kernel 27 us.
 """
 # Triton kernels take DSL-typed arguments that Python annotations cannot express.
 # mypy: disable-error-code="untyped-decorator,no-untyped-def"

@@ -131,3 +131,23 @@ def test_a_merged_result_is_written_back_as_parts_and_resumed_from(
         forget.main([str(tmp_path / "new.tgz"), str(tmp_path / "back.patch"), "--from",
                      str(tmp_path / "junk.json")])
     assert not (tmp_path / "new.tgz").exists()
+
+
+def test_a_result_saved_from_a_run_cut_short_resumes_the_stages_it_did_not_finish(
+        forget: Any, tmp_path: Path) -> None:
+    # the machine went back while seed 7's stage was still timing: its part says so, the
+    # merged result names the stage, and parts rebuilt from that result leave it to a resume
+    # (no row of it launches differently, so nothing else would have marked it)
+    parts = _parts_folder(tmp_path / "in")
+    seed_part = parts / "seed-7-part-0.json"
+    seed_part.write_text(json.dumps({**json.loads(seed_part.read_text()), "complete": False}))
+    merged = forget.sweep_pool.merge(sorted(parts.glob("*.json")))
+    assert merged["incomplete"] == ["seed-7"]
+    whole = forget.sweep_pool.merge([parts / "fixed-part-0.json"])
+    assert whole["incomplete"] == []
+    rebuilt = forget.parts_of(merged)
+    assert rebuilt["seed-7"]["complete"] is False and rebuilt["fixed"]["complete"] is True
+    assert "incomplete" not in rebuilt["fixed"]
+    # a record from before results named their unfinished stages: every stage complete
+    del merged["incomplete"]
+    assert all(part["complete"] for part in forget.parts_of(merged).values())
