@@ -5,7 +5,8 @@ launch), for the shapes where host time can outlast the work.
 Run (device machine, repository root, flagbot installed from it):
     python benchmarks/bench_mm_host_tma.py
 Per shape and way: host microseconds per call while the device is kept busy ahead (so no
-launch waits on it), and the median device microseconds of one call after the L2 is flushed.
+launch waits on it), and the median device microseconds of one call (`kernels.timing.bench`,
+the harness's own timer: cold L2, interleaved).
 Ways: torch.mm; mm() at the picked tiles through the pointer kernel and through descriptors;
 the two descriptors alone; the descriptor kernel launched with descriptors made beforehand.
 Needs NVIDIA sm_90 or newer (descriptors); elsewhere it says so and exits 2.
@@ -21,6 +22,8 @@ from typing import Any
 import torch
 import triton
 
+from flagbot.kernels import timing
+from flagbot.kernels.device import resolve
 from flagbot.kernels.ops import _mm_tma
 from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.ops.mm import MMConfig, mm, picked_config
@@ -42,20 +45,6 @@ def host_us(fn: Callable[[], Any]) -> float:
     per_call = (time.perf_counter() - start) / CALLS * 1e6
     torch.cuda.synchronize()
     return per_call
-
-
-def device_us(fn: Callable[[], Any], reps: int = 50) -> float:
-    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) * 1e3)
-    return sorted(times)[reps // 2]
 
 
 def ways(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> dict[str, Callable[[], Any]]:
@@ -86,6 +75,7 @@ def main() -> int:
     if not torch.cuda.is_available() or not _mm_tma.target_has_tma():
         print("bench_mm_host_tma: needs an NVIDIA GPU of sm_90 or newer", file=sys.stderr)
         return 2
+    dev = resolve("cuda")
     print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton "
           f"{triton.__version__}; host us a call / device us\n")
     print("| shape | tiles | " + " | ".join(WAYS) + " |")
@@ -96,12 +86,18 @@ def main() -> int:
         cfg = picked_config(a, b)
         assert isinstance(cfg, MMConfig) and cfg.split_k == 1
         ref = torch.mm(a, b).float()
-        cells = []
-        for name, fn in ways(a, b, cfg).items():
+        fns = ways(a, b, cfg)
+        for name, fn in fns.items():
             out = fn()
             if isinstance(out, torch.Tensor):
                 assert (out.float() - ref).abs().max().item() < 1.0, name
-            device = f"{device_us(fn):.1f}" if name != "make descriptors" else "-"
+        # the descriptors alone run nothing on the device
+        timed = timing.bench({w: f for w, f in fns.items() if w != "make descriptors"}, dev,
+                             launch=False)
+        cells = []
+        for name, fn in fns.items():
+            device = (f"{timing.summary(timed.samples[name])['median']:.1f}"
+                      if name in timed.samples else "-")
             cells.append(f"{host_us(fn):.1f} / {device}")
         print(f"| {m}x{n}x{k} {str(dtype)[6:]} | {cfg.block_m}x{cfg.block_n}x{cfg.block_k} | "
               + " | ".join(cells) + " |")
