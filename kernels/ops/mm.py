@@ -356,10 +356,16 @@ class GemvConfig:
 
 def _gemv_split(cfg: GemvConfig, rows: int, k: int, narrow: bool) -> GemvConfig:
     """Too few output blocks to fill the device: fewer rows per program where `narrow` (the
-    matrix's rows run along K: no second launch), then K split (728x1x16384 fp32: 91 programs
-    of 8 rows, 0.58x torch; 1x513x16384 fp32, rows along N: 65 programs, 0.42x)."""
+    matrix's rows run along K: no second launch), each with a step along K twice as long (up
+    to K's length), then K split (728x1x16384 fp32: 91 programs of 8 rows, 0.58x torch;
+    1x513x16384 fp32, rows along N: 65 programs, 0.42x)."""
     while narrow and cfg.block_r > 1 and cdiv(rows, cfg.block_r) < TARGET_PROGRAMS:
-        cfg = replace(cfg, block_r=cfg.block_r // 2)
+        # as many elements a step as before, along K: halved rows alone left each thread one
+        # 16-byte load a step (H200 A/B, 2026-11-27, device time x torch, halved rows ->
+        # this: 728x1x16384 fp32 0.58 -> 1.07, 1307x1x16383 fp32 0.58 -> 0.77, 1025x1x9929
+        # fp16 0.84 -> 0.99; of the 16 rows it changes 15 ran 1.03-1.82x faster, one 0.99x)
+        cfg = replace(cfg, block_r=cfg.block_r // 2,
+                      block_k=min(cfg.block_k * 2, max(cfg.block_k, next_power_of_2(k))))
     programs = cdiv(rows, cfg.block_r)
     if programs >= TARGET_PROGRAMS:
         return cfg

@@ -56,6 +56,9 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     # rows along K: fewer rows per program first (one launch), then a split
     few = gemv_config(728, 16384, torch.float32, k_contiguous=True)
     assert few.block_r < 8 and few.split_k == 1
+    # ... each halving of the rows doubling the step along K, as many elements a step
+    assert few.block_r * few.block_k == 8 * 256
+    assert gemv_config(300, 200, torch.float32, k_contiguous=True).block_k == 256  # K's length
     assert gemv_config(100, 16384, torch.float32, k_contiguous=True).split_k > 1
     # one output column over a long K, and one output row, as GEMV (split)
     a, v = seeded_randn(70, 3000, device=device), seeded_randn(3000, 1, seed=1, device=device)
