@@ -52,7 +52,10 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
               (128, 64, 4, 4), (64, 64, 4, 4), (64, 256, 8, 3), (32, 128, 4, 4), (16, 128, 4, 4),
               (32, 64, 4, 4)] if wide else
              [(128, 64, 4, 4), (128, 128, 8, 3), (64, 128, 4, 4), (64, 64, 4, 4),
-              (32, 64, 4, 4), (16, 64, 4, 4), (32, 128, 4, 4)])
+              (32, 64, 4, 4), (16, 64, 4, 4), (32, 128, 4, 4),
+              # 3xTF32 splits both operands in registers: 32x128 tiles on 4 warps take ~217
+              # registers a thread (sm_90), two programs an SM; more warps share the tile
+              (32, 128, 8, 4), (64, 128, 8, 3), (128, 64, 8, 3), (64, 64, 8, 4)])
     out: list[MMConfig] = []
     for bm, bn, warps, stages in tiles:
         if (bm > max(16, 2 * triton.next_power_of_2(m))
@@ -63,6 +66,9 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
             if split > 1 and (count * split > 4 * 264 or k // split < 2 * bk or count >= 264):
                 continue
             out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split))
+            if not wide and split == 1:
+                # half the K step: half the registers each split operand takes
+                out.append(MMConfig(bm, bn, 16, warps, stages, split_k=split))
             if unaligned and split <= 2:
                 out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split,
                                     copy_unaligned=False))
