@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from flagbot.kernels.ops import _mm_tma
+from flagbot.kernels.ops import _mm_memo, _mm_tma
 from flagbot.kernels.ops._host import cdiv, next_power_of_2
 from flagbot.kernels.ops._mm_common import grouped_tile, on_16_bytes, step
 from flagbot.kernels.ops._reduce import sum_partials
@@ -627,7 +627,12 @@ def row_times_wide_matrix(b: torch.Tensor) -> MMConfig | GemvConfig | None:
 def picked_config(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
     """What mm() runs a @ b with when no `config` is given: for one row or one column of
     output the GEMV kernel (`gemv_config`) or, one row times a wide 16-bit matrix, the kernel
-    `row_times_wide_matrix` names; else the tiles `mm_config` picks by shape."""
+    `row_times_wide_matrix` names; else the tiles `mm_config` picks by shape. Remembered per
+    operand geometry (_mm_memo: the rules cost tens of microseconds of host time a call)."""
+    return _mm_memo.picked(a, b, _pick)
+
+
+def _pick(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
     m, k = a.shape
     n = b.shape[1]
     if min(m, n) == 1:

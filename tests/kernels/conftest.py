@@ -18,6 +18,7 @@ if not torch.cuda.is_available():
 import pytest  # noqa: E402
 
 from flagbot.kernels.loader import Backend, load_backend  # noqa: E402
+from flagbot.kernels.ops import _mm_memo  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -47,3 +48,12 @@ def planted() -> Backend:
 @pytest.fixture()
 def in_tmp(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path
+
+
+@pytest.fixture(autouse=True)
+def fresh_mm_picks() -> Iterator[None]:
+    """mm remembers its picks per geometry; tests that change its rules must not see earlier
+    tests' picks, nor leave theirs behind."""
+    _mm_memo.clear()
+    yield
+    _mm_memo.clear()
