@@ -31,6 +31,10 @@ LONG_K = 2048  # two waves of tiles and K this long: 128x256 tiles
 WIDE_GRID = 1000  # ... as for this many 128x128 tiles (~4 waves) whatever K
 FEW_TILES = 64  # grids of fewer tiles than this split K further
 FP32_NARROW_MAX_TILES = 160  # fp32 row-major, K under LONG_K: 32x64 tiles unsplit up to here
+FP32_SPLIT_K = 8192  # fp32 row-major, K this long and whole tiles: 128x64 tiles, split ...
+FP32_SPLIT_TILES = 128  # ... over this many such tiles up to TARGET_PROGRAMS, ...
+FP32_SPLIT_PROGRAMS = 768  # ... towards this many programs (about six per multiprocessor),
+FP32_SPLIT_MIN_K = 1024  # ... each part at least this long
 SPLIT_MIN_K = 1024  # m > 64, 16-bit: only a K this long splits (1288x257x637 bf16: split 4
 #                     0.78x torch, unsplit 1.01x)
 NARROW_MIN_SPLIT_K = 4096  # ... and under this, 64x64 tiles that fill the grid go unsplit
@@ -118,6 +122,17 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
     # a K shorter than one tile: the smallest tile that holds it (K=30 wasted half of 64)
     bk = min(64 if wide else 32, max(16, next_power_of_2(k)))
     if not wide and m > 16 and not a_columns:
+        wide_tiles = cdiv(m, 128) * cdiv(n, 64)
+        if k >= FP32_SPLIT_K and k % bk == 0 and FP32_SPLIT_TILES <= wide_tiles < TARGET_PROGRAMS:
+            # a long K over one to two waves of 128x64 tiles: those tiles split towards about
+            # six programs a multiprocessor beat 32x128 ones (H200 A/B, 2026-11-27, device us,
+            # 32x128 -> this: 1072x1024x15584 952 -> 864, 1361x848x16384 1027 -> 963; torch
+            # 785, 802). Fewer tiles split further were a toss: 1024x344x16384 (48 tiles) 306
+            # -> 264 and 127x5768x8192 (91) 316 -> 270, but 1025x512x16384 (72) 351 -> 463 and
+            # 1023x613x8192 (80) 235 -> 274. A K tail masked in every step costs 128x64 tiles
+            # twice the time (128x8069x4801 in a tile run: 417 padded, 820 masked): whole tiles.
+            return _split(MMConfig(128, 64, bk, 4, 4), m, n, k, FP32_SPLIT_PROGRAMS, 32,
+                          FP32_SPLIT_MIN_K, power_of_two=True)
         cfg = MMConfig(32, 128, bk, 4, 4)
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
         if SHORT_K < k < LONG_K and FEW_TILES <= tiles <= FP32_NARROW_MAX_TILES:

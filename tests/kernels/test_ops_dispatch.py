@@ -282,6 +282,12 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     assert mm_config(7314, 257, 17, f32).block_n == 128  # K within SHORT_K: kept
     assert mm_config(129, 431, 751, f32).split_k == 4
     assert mm_config(293, 513, 5347, f32).split_k == 11  # a long K: towards 2 programs an SM
+    # a K of 8192 or more in whole tiles over 128-263 tiles of 128x64: those, split towards
+    # about six programs a multiprocessor; fewer such tiles, or a K tail, keep 32x128
+    assert mm_config(1072, 1024, 15584, f32) == MMConfig(128, 64, 32, 4, 4, split_k=4)
+    assert mm_config(1025, 512, 16384, f32).block_m == 32  # 72 such tiles
+    assert mm_config(1361, 848, 16383, f32).block_m == 32  # a K tail
+    assert mm_config(4091, 1901, 16384, f32).block_m == 32  # 960 such tiles
     assert not mm_config(1184, 4096, 1048, f32, a_columns=True, unaligned=False).pad_k
     few_rows = mm_config(7, 27146, 2047, f32)  # a few fp32 rows: 16x128, split at a wave
     assert few_rows.block_n == 128 and few_rows.split_k == 2
@@ -356,6 +362,21 @@ def test_mm_16bit_small_grids_over_a_medium_k_take_narrow_tiles_unsplit(
     assert (picked.block_m, picked.block_n, picked.split_k) == (32, 64, 1)
     assert picked_config(a.bfloat16(), b.bfloat16()) == picked
     assert_close("mm", mm(a, b), a.double() @ b.double(), 1025)
+
+
+def test_mm_fp32_long_k_rule_at_a_small_odd_shape(monkeypatch: pytest.MonkeyPatch,
+                                                  device: torch.device) -> None:
+    """The long-K fp32 rule's 128x64 split tiles, its thresholds scaled down to an interpreter
+    sized product: 4 tiles of 128x64 over odd M and N, K in whole tiles, split in two."""
+    from flagbot.kernels.ops import mm as mm_module
+
+    for name, value in (("FP32_SPLIT_K", 64), ("FP32_SPLIT_TILES", 2),
+                        ("FP32_SPLIT_PROGRAMS", 16), ("FP32_SPLIT_MIN_K", 32)):
+        monkeypatch.setattr(mm_module, name, value)
+    a = seeded_randn(130, 96, device=device)
+    b = seeded_randn(96, 70, seed=1, device=device)
+    assert mm_module.picked_config(a, b) == MMConfig(128, 64, 32, 4, 4, split_k=2)
+    assert_close("mm", mm(a, b), a.double() @ b.double(), 96)
 
 
 @pytest.mark.parametrize(("m", "n", "k", "layout", "expected"), [
