@@ -43,8 +43,8 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
     K splits that leave at least two K tiles a split and no more than ~4 programs per SM, with
     K padded where K does not divide into tiles, and for 16-bit products with a dim that leaves
     row starts off 16 bytes, also with the operands read in place (no aligned copies: small
-    products pay the copies' launches more than the narrower loads), and 16-bit 128-row tiles
-    also loaded through tensor descriptors (`MMConfig.tma`)."""
+    products pay the copies' launches more than the narrower loads), and 16-bit tiles split
+    up to two ways also loaded through tensor descriptors (`MMConfig.tma`)."""
     wide = dtype.itemsize == 2
     unaligned = wide and any(d % 8 for d in (m, n, k))
     bk = min(64 if wide else 32, max(16, int(triton.next_power_of_2(k))))
@@ -74,9 +74,9 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
                                     copy_unaligned=False))
             if k % bk and split <= 2:
                 out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split, pad_k=True))
-            if wide and bm == 128 and split <= 2:
-                # the same tiles loaded through tensor descriptors (the pointer kernel where
-                # the target has none)
+            if wide and split <= 2:
+                # the same tiles loaded through tensor descriptors, as mm's pick loads every
+                # 16-bit tile (the pointer kernel where the target has none)
                 out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split, tma=True))
     return out or [mm_config(m, n, k, dtype)]
 
@@ -85,8 +85,9 @@ def skinny_grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
     """Products of up to 64 rows, which read B once and are bound by that read: the row tile
     that holds M, 64- and 128-wide column tiles, one and two K tiles' worth of K per step, K
     split towards one and two programs per multiprocessor, each with and without the copy
-    that gives unaligned rows 16-byte starts (a copy moves B twice more than the product), and
-    for fp32 with A copied row by row (a no-op where A is stored so already)."""
+    that gives unaligned rows 16-byte starts (a copy moves B twice more than the product), for
+    16-bit also loaded through tensor descriptors, and for fp32 with A copied row by row (a
+    no-op where A is stored so already)."""
     wide = dtype.itemsize == 2
     bm = 16 if m <= 16 else 32 if m <= 32 else 64
     out: list[MMConfig] = []
@@ -99,8 +100,10 @@ def skinny_grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
             for split in splits:
                 for copy in (True, False):
                     cfg = MMConfig(bm, bn, bk, 4, 4, split_k=split, copy_unaligned=copy)
-                    # fp32 with A read down its columns: also with A copied row by row
-                    for variant in [cfg] + ([replace(cfg, a_rows=True)] if not wide else []):
+                    # fp32 with A read down its columns: also with A copied row by row; 16-bit
+                    # also through tensor descriptors, as mm's pick loads them
+                    extra = [replace(cfg, tma=True)] if wide else [replace(cfg, a_rows=True)]
+                    for variant in [cfg, *extra]:
                         if variant not in out:
                             out.append(variant)
     return out
