@@ -69,6 +69,17 @@ def test_odd_sizes_are_copied_to_aligned_rows_then_described(
     assert tma_launches == [((67, 131), True, (131, 45), True)]
 
 
+def test_odd_operands_stored_by_columns_are_copied_by_columns_then_described(
+        device: torch.device, tma_launches: list[tuple[Any, ...]]) -> None:
+    # both operands transposed, every dim odd: the copies keep their order (a row-by-row copy
+    # was a transposing pass), their columns padded to 16 elements, and are described so
+    a = seeded_randn(131, 67, dtype=F16, device=device).t()
+    b = seeded_randn(45, 131, dtype=F16, seed=1, device=device).t()
+    cfg = MMConfig(32, 32, 64, 4, 2, tma=True)
+    assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), 131)
+    assert tma_launches == [((67, 131), False, (131, 45), False)]
+
+
 def test_what_descriptors_cannot_address_takes_the_pointer_kernel(
         device: torch.device, tma_launches: list[tuple[Any, ...]]) -> None:
     # fp32, and 16-bit read in place with rows 2 bytes apart (no copies asked for)

@@ -288,3 +288,10 @@ def test_mm_pads_unaligned_rows_of_large_products(device: torch.device) -> None:
     assert _aligned(padded)[0] is padded
     b = seeded_randn(13, 9, seed=1, device=device)
     assert_close("mm", mm(a, b), a.double() @ b.double(), 13)
+    # a 16-bit operand stored by columns is copied by columns (its columns padded), fp32 row
+    # by row as before
+    cols = seeded_randn(13, 70, dtype=torch.float16, device=device).t()
+    padded, height = _aligned(cols)
+    assert padded.stride() == (1, 80) and height == 80 and torch.equal(padded, cols)
+    assert _aligned(padded)[0] is padded
+    assert _aligned(cols.float())[0].stride() == (16, 1)
