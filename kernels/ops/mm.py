@@ -49,6 +49,7 @@ SHORT_K, SMALL_OPERANDS = 64, 1 << 19
 SMALL_PRODUCT_K = 192  # 16-bit, more than 64 rows: K of 33 to three tiles, small operands
 COPY_READS = 4  # an unaligned fp32 row-major operand read fewer times than this stays in place
 LARGE_BY_COLUMNS = 1 << 23  # ... as does a 16-bit one stored by columns of this many elements
+SKINNY_PART_K = 1024  # 16-bit, up to 64 rows: a K split four programs an SM keeps this much a part
 IN_PLACE_STAGED = 48  # 2-byte elements a thread may stage a K step (48: 255 registers, no spill)
 
 
@@ -194,12 +195,23 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
         # fp32's three passes still gain from a split at a wave of tiles (7x27146x2047: 213
         # tiles, split 2 0.95x torch, unsplit 0.47x); 16-bit ones do not (4x32768x432 fp16:
-        # 256 tiles, split 2 0.84x, unsplit 1.07x)
+        # 256 tiles, split 2 0.84x, unsplit 1.07x), save over a long K (below)
+        # 16-bit under two waves: K split towards four programs a multiprocessor where each
+        # part keeps SKINNY_PART_K of K and that splits finer (H200, 2026-11-27, device us,
+        # earlier pick -> this: 2x8900x5805 fp16, 140 tiles, unsplit -> 4 parts 89.0 -> 45.5,
+        # 8x10703x5537 bf16 110.1 -> 93.5, 32x4095x8192 bf16 5 -> 8 parts 108.3 -> 80.2,
+        # 8x1567x16133 bf16 11 -> 15 parts 66.3 -> 55.1, 11x2039x11560 fp16 9 -> 11 54.2 ->
+        # 55.7; 11x13217x3984 bf16 unsplit -> 3 parts 82.1 -> 88.8). Parts under 512 of K
+        # lost in an A/B (59x1181x4097 bf16 at 146 a part 27.6 -> 34.5, 19x16384x513 bf16 at
+        # 256 15.9 -> 25.6), and 7x2049x5557 bf16 ran 25.1 at 8 parts, 33.8 at 10, 29.9 at 16.
+        more = (_split(cfg, m, n, k, 2 * TARGET_PROGRAMS, 32, SKINNY_PART_K)
+                if wide and tiles < TARGET_PROGRAMS else cfg)
         if tiles >= (ONE_WAVE if wide else TARGET_PROGRAMS):
-            return cfg
+            return more
         if m > 32 and tiles >= FEW_TILES:
             return _split(cfg, m, n, k, TARGET_PROGRAMS, 2, 2 * bk)
-        return _split(cfg, m, n, k, TARGET_PROGRAMS, 32 if m <= 16 else 16, 2 * bk)
+        fewer = _split(cfg, m, n, k, TARGET_PROGRAMS, 32 if m <= 16 else 16, 2 * bk)
+        return more if more.split_k > fewer.split_k else fewer
     if (SHORT_K // 2 < k <= SMALL_PRODUCT_K and m * k + k * n <= SMALL_OPERANDS
             and cdiv(m, 64) * cdiv(n, 128) < ONE_WAVE):
         # a small product over a K of a few tiles: the copies of operands off 16 bytes cost

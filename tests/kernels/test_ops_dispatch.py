@@ -292,6 +292,13 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     few_rows = mm_config(7, 27146, 2047, f32)  # a few fp32 rows: 16x128, split at a wave
     assert few_rows.block_n == 128 and few_rows.split_k == 2
     assert mm_config(2048, 8192, 1449, torch.bfloat16).block_n == 256  # ~4 waves, any K
+    # 16-bit, up to 64 rows, under two waves of tiles: K split towards four programs an SM
+    # where each part keeps SKINNY_PART_K of K and that splits finer than towards two
+    assert mm_config(2, 8900, 5805, torch.float16).split_k == 4  # 140 tiles, else unsplit
+    assert mm_config(32, 4095, 8192, torch.bfloat16).split_k == 8  # 64 tiles, else 5
+    assert mm_config(7, 2049, 5557, torch.bfloat16).split_k == 8  # 5 parts of 1024 are fewer
+    assert mm_config(19, 16384, 513, torch.bfloat16).split_k == 1  # 256 tiles, a short K
+    assert mm_config(4, 32768, 432, torch.float16).split_k == 1  # two waves of tiles
     skinny = mm_config(8, 10703, 5537, torch.bfloat16)  # B read once, in place, 64 wide
     assert (skinny.block_n, skinny.copy_unaligned) == (64, False)
     assert mm_config(24, 8389, 607, f32, a_columns=True).block_n == 64
