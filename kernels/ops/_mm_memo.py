@@ -30,7 +30,7 @@ _memo: dict[tuple[Any, ...], Any] = {}
 def picked(a: torch.Tensor, b: torch.Tensor,
            pick: Callable[[torch.Tensor, torch.Tensor], Picked]) -> Picked:
     """pick(a, b), remembered for operands of a @ b with these shapes, strides and dtype."""
-    key = (a.shape, a.stride(), b.shape, b.stride(), a.dtype)
+    key = (a.shape, a.stride(), a.dtype, b.shape, b.stride(), b.dtype)
     found: Picked | None = _memo.get(key)
     if found is None:
         found = pick(a, b)

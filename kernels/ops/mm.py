@@ -508,7 +508,8 @@ def _by_columns(t: torch.Tensor) -> bool:
 
 def _aligned(t: torch.Tensor) -> tuple[torch.Tensor, int]:
     """(`t`, its contiguous length) when its rows (or columns) start on 16 bytes, else (a copy
-    whose row stride is padded to 16 elements, the padded length): unaligned rows keep the
+    whose row stride, or for a 16-bit operand stored by columns its column stride, is padded
+    to 16 elements, the padded length): unaligned rows keep the
     tile loads from using 16-byte vectors and asynchronous copies (H200, 2026-11-26:
     4097x3001x1999 bf16 1682 us, torch 396). The copy moves each element twice, small beside
     the product for m > 64. The padded length bounds loads along the contiguous dim: a bound
@@ -543,9 +544,10 @@ def worth_copying(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool
     2048x256x4363 0.71x, 0.90x). 16-bit operands and operands stored column by column stay
     copied: read in place the same way, 128x4545x8192 fp16 fell from 0.64x to 0.10x and
     108x409x892 bf16 transposed from 0.68x to 0.29x. A large 16-bit operand stored column
-    by column (LARGE_BY_COLUMNS elements) read fewer than COPY_READS times is read in place:
-    its copy is a transposing pass over it (103x32768x938 bf16 transposed, 128x128 tiles, on
-    an H200: 0.30x torch with B copied, 1.47x in place in the A/B). A 16-bit operand stored
+    by column (LARGE_BY_COLUMNS elements) read fewer than COPY_READS times is read in place
+    (103x32768x938 bf16 transposed, 128x128 tiles, on an H200: 0.30x torch with B copied,
+    1.47x in place in the A/B, measured when such a copy was a transposing pass; with copies
+    in each operand's own order, B still in place, 50.5 -> 49.6 us). A 16-bit operand stored
     row by row whose rows start 8 bytes apart (a multiple of 4 elements, not of 8) is read in
     place however often: its 8-byte loads cost less than the copy (H200 tile run, 2026-11-27,
     device us, copied -> in place at the same tiles: 4175x256x700 bf16 21.2 -> 12.6,
