@@ -1,13 +1,14 @@
 """Host-side planning cost of the generic kernels: the Python that runs before every launch.
 
-Run: python benchmarks/bench_host_plan.py [--calls N] [--ops [--device cuda --launch]]
+Run: python benchmarks/bench_host_plan.py [--calls N] [--ops [--no-memo] [--device cuda --launch]]
 No GPU needed: this is Python alone. Prints microseconds per call of Triton's `cdiv` and
 `next_power_of_2` against the plain helpers the kernels use (kernels/ops/_host.py), and of
 mm's and GEMV's configuration choice for a split-K product and a large square. Launch-inclusive
 timing (what users pay without CUDA graphs) adds this to every call where it outlasts the
 device's work; results in benchmarks/RESULTS.md ("Host-side planning").
 
-`--ops` times each generic op's whole host path instead, on small CPU tensors of the shapes
+`--ops` times each generic op's whole host path instead (`--no-memo`: mm picking its tiles
+every call, as before it remembered them), on small CPU tensors of the shapes
 whose launch-inclusive times read far over their device times on the H100s, with Triton's
 launcher replaced by a recorder for the duration: what the op's own Python costs before
 Triton takes over (Triton's launch, which needs the device, is not in the figure), and which
@@ -29,7 +30,7 @@ import triton
 from triton.runtime.jit import KernelInterface
 
 from flagbot.kernels.device import Device, DeviceUnavailable, resolve
-from flagbot.kernels.ops import _host
+from flagbot.kernels.ops import _host, _mm_memo
 from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.ops.mm import gemv_config, mm_config
 from flagbot.kernels.registry import OPS
@@ -55,6 +56,8 @@ OP_ROWS: list[tuple[str, tuple[int, ...], dict[str, object], torch.dtype, str]] 
     ("mm", (79, 289, 127), {}, F16, "contiguous"),
     ("mm", (384, 223, 2077), {}, F16, "contiguous"),
     ("mm", (1, 1001, 3001), {}, BF16, "contiguous"),
+    # host-bound in the H200 record: a split and its partial sums, no copies
+    ("mm", (13, 2441, 256), {}, BF16, "contiguous"),
 ]
 
 
@@ -122,11 +125,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="each generic op's whole host path (Triton's launch left out)")
     p.add_argument("--device", default="cpu",
                    help="--ops: where the inputs live (default cpu; cuda, npu, ... on a device)")
+    p.add_argument("--no-memo", action="store_true",
+                   help="--ops: mm picks its configuration every call instead of remembering "
+                        "it per operand geometry (kernels/ops/_mm_memo.py)")
     p.add_argument("--launch", action="store_true",
                    help="--ops on a device: also time real launches back to back, generic "
                         "and torch")
     args = p.parse_args(argv)
     if args.ops:
+        if args.no_memo:
+            _mm_memo.MAX_ENTRIES = 0
         try:
             dev = resolve(args.device)
         except DeviceUnavailable as exc:

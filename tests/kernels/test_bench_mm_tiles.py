@@ -28,16 +28,21 @@ def test_the_grid_fits_the_product(tiles: ModuleType) -> None:
     assert all(c.split_k == 1 for c in big)  # 1024 tiles: nothing to split
     skinny = tiles.grid(5, 300, 16384, torch.float32)
     assert all(c.block_m <= 16 for c in skinny) and max(c.split_k for c in skinny) == 32
-    assert all(c.block_k == 32 for c in skinny)
+    # fp32 K steps of 32, and of 16 (half the registers a split operand takes) unsplit only
+    assert {c.block_k for c in skinny} == {16, 32}
+    assert all(c.split_k == 1 for c in skinny if c.block_k == 16)
     assert tiles.grid(3, 5, 7, torch.float16)  # nothing fits: the shape-picked one stands in
     assert len({tiles.label(c) for c in big}) == len(big)
     # 16-bit rows off 16 bytes (K = 4095): also read in place; aligned or fp32: copies only
     assert any(not c.copy_unaligned for c in big)
     assert all(c.copy_unaligned for c in tiles.grid(4096, 4096, 4096, torch.bfloat16))
     assert all(c.copy_unaligned for c in tiles.grid(4096, 4096, 4095, torch.float32))
-    # 16-bit 128-row tiles also through tensor descriptors; fp32 never
-    assert all(c.block_m == 128 for c in big if c.tma) and any(c.tma for c in big)
+    # 16-bit tiles of every shape also through tensor descriptors, split up to two ways, as
+    # mm's pick loads them; fp32 never
+    assert {c.block_m for c in big if c.tma} == {c.block_m for c in big}
+    assert all(c.split_k <= 2 for c in big if c.tma)
     assert not any(c.tma for c in tiles.grid(4096, 4096, 4095, torch.float32))
+    assert any(c.warps == 8 and c.block_m == 32 for c in tiles.grid(256, 999, 4096, torch.float32))
 
 
 @cpu_only
@@ -60,6 +65,7 @@ def test_the_skinny_grid_reads_unaligned_rows_both_ways_exactly(tiles: ModuleTyp
     configs = tiles.skinny_grid(m, n, k, torch.float16)
     assert {c.copy_unaligned for c in configs} == {True, False}
     assert all(c.block_m == 16 for c in configs) and any(c.split_k > 1 for c in configs)
+    assert any(c.tma for c in configs)  # also through descriptors, as mm's pick loads them
     assert len({tiles.label(c) for c in configs}) == len(configs)
     for cfg in configs:
         assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
