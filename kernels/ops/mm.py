@@ -123,8 +123,9 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
     # a K shorter than one tile: the smallest tile that holds it (K=30 wasted half of 64)
     bk = min(64 if wide else 32, max(16, next_power_of_2(k)))
     if not wide and m > 16 and not a_columns:
-        wide_tiles = cdiv(m, 128) * cdiv(n, 64)
-        if k >= FP32_SPLIT_K and k % bk == 0 and FP32_SPLIT_TILES <= wide_tiles < TARGET_PROGRAMS:
+        tiles_128x64 = cdiv(m, 128) * cdiv(n, 64)
+        if (k >= FP32_SPLIT_K and k % bk == 0
+                and FP32_SPLIT_TILES <= tiles_128x64 < TARGET_PROGRAMS):
             # a long K over one to two waves of 128x64 tiles: those tiles split towards about
             # six programs a multiprocessor beat 32x128 ones (H200 A/B, 2026-11-27, device us,
             # 32x128 -> this: 1072x1024x15584 952 -> 864, 1361x848x16384 1027 -> 963; torch
@@ -523,10 +524,8 @@ def _aligned(t: torch.Tensor) -> tuple[torch.Tensor, int]:
         # row -> own order: 256x8192x7415 bf16 444 -> 196, 424x5256x7769 fp16 430 -> 225,
         # 1025x1181x4095 bf16 103 -> 63, 1430x8192x2047 bf16 214 -> 139; of 16 such rows 12
         # faster by 11-126%, 3 within 2%, 108x409x892 bf16 16.7 -> 17.9)
-        height = cdiv(rows, 16) * 16
-        padded = torch.empty((cols, height), dtype=t.dtype, device=t.device)[:, :rows].t()
-        padded.copy_(t)
-        return padded, height
+        padded, height = _aligned(t.t())
+        return padded.t(), height
     width = cdiv(cols, 16) * 16
     padded = torch.empty((rows, width), dtype=t.dtype, device=t.device)[:, :cols]
     padded.copy_(t)
