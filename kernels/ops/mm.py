@@ -77,16 +77,6 @@ class MMConfig:
     a_rows: bool = False
     tma: bool = False
 
-    def with_warps_tma(self, warps: int, tma: bool) -> MMConfig:
-        """This configuration with `warps` and `tma` (picked_config's last two choices):
-        built field by field: dataclasses.replace, twice a call, made mm's host Python 45 us
-        where it is 34 now (79x289x127 fp16, launch recorded, this project's 2-core VM)."""
-        if (warps, tma) == (self.warps, self.tma):
-            return self
-        return MMConfig(self.block_m, self.block_n, self.block_k, warps, self.stages,
-                        self.group_m, self.split_k, self.pad_k, self.copy_unaligned,
-                        self.a_rows, tma)
-
 
 def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
            min_k_per_split: int, power_of_two: bool = False) -> MMConfig:
@@ -600,7 +590,7 @@ def in_place_warps(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> MMConfig:
     warps = cfg.warps
     while warps < 8 and staged > IN_PLACE_STAGED * 32 * warps:
         warps *= 2
-    return cfg.with_warps_tma(warps, cfg.tma)
+    return replace(cfg, warps=warps)
 
 
 def _pad_k(t: torch.Tensor, k_dim: int, k_to: int) -> tuple[torch.Tensor, int]:
@@ -684,7 +674,7 @@ def _pick(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
         # kernel): H200 A/B of 2026-11-27 over the 237 such rows of the record, device time
         # 1.11x at 128x128 tiles (median; none slower), 1.03x at 128x256 (2 rows 6-7% slower),
         # 1.06x at 64x128 (6 of 79 slower, 4576x810x8192 fp16 by 12%), 1.03x at 32x64
-        cfg = cfg.with_warps_tma(cfg.warps, True)
+        cfg = replace(cfg, tma=True)
     return cfg
 
 
