@@ -23,7 +23,7 @@ import torch
 import triton
 
 from flagbot.kernels import timing
-from flagbot.kernels.device import resolve
+from flagbot.kernels.device import Device, resolve
 from flagbot.kernels.ops import _mm_tma
 from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.ops.mm import MMConfig, mm, picked_config
@@ -34,16 +34,16 @@ CALLS = 200
 WAYS = ("torch", "pointer", "descriptors", "make descriptors", "launch only")
 
 
-def host_us(fn: Callable[[], Any]) -> float:
+def host_us(fn: Callable[[], Any], dev: Device) -> float:
     """Host microseconds a call, the device spinning ahead of the calls so none waits."""
     fn()
-    torch.cuda.synchronize()
-    torch.cuda._sleep(300_000_000)  # ~0.2 s of device cycles: longer than the calls take
+    dev.synchronize()
+    dev.stall(300_000_000)  # ~0.2 s of device cycles: longer than the calls take
     start = time.perf_counter()
     for _ in range(CALLS):
         fn()
     per_call = (time.perf_counter() - start) / CALLS * 1e6
-    torch.cuda.synchronize()
+    dev.synchronize()
     return per_call
 
 
@@ -98,7 +98,7 @@ def main() -> int:
         for name, fn in fns.items():
             device = (f"{timing.summary(timed.samples[name])['median']:.1f}"
                       if name in timed.samples else "-")
-            cells.append(f"{host_us(fn):.1f} / {device}")
+            cells.append(f"{host_us(fn, dev):.1f} / {device}")
         print(f"| {m}x{n}x{k} {str(dtype)[6:]} | {cfg.block_m}x{cfg.block_n}x{cfg.block_k} | "
               + " | ".join(cells) + " |")
     return 0
