@@ -194,8 +194,9 @@ def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None) ->
     """The rows (`op case dtype layout`) of `ops` in `results` whose kernel launches differ
     between this tree and the head tree (ptx_audit's capture: CPU only, nothing compiled):
     another kernel, tile, warps, stages or specialisation. A constant only one tree's kernel
-    takes is left out of the comparison: a parameter the patch adds to a kernel (a bound it
-    states) would otherwise mark every row of that kernel, whatever the rules pick. `site`
+    takes is left out of the comparison, as is an argument only one tree's kernel takes: a
+    parameter the patch adds to a kernel (a bound it states, a buffer it writes) would
+    otherwise mark every row of that kernel, whatever the rules pick. `site`
     None: the launches an earlier run wrote to `out` (nothing captured again)."""
     launches = {}
     for name, env_site in (("base", None), ("head", site)):
@@ -216,13 +217,19 @@ def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None) ->
                              "writes it; copy it back with the rounds)")
         launches[name] = {row: [json.loads(k) for k in keys] for row, keys in
                           json.loads(target.read_text(encoding="utf-8")).items()}
-    constants = [{(s["kernel"], c) for made in tree.values() for s in made for c in s["constexprs"]}
-                 for tree in launches.values()]
-    shared = constants[0] & constants[1]
+    # (kernel, name) pairs for constants, and for arguments (types, divisibility), in both trees
+    named = [{(s["kernel"], c) for made in tree.values() for s in made
+              for c in [*s["constexprs"], *s["types"], *s["divisible"]]}
+             for tree in launches.values()]
+    shared = named[0] & named[1]
 
     def choice(made: list[dict[str, Any]]) -> list[str]:
+        def kept(s: dict[str, Any], name: str) -> bool:
+            return (s["kernel"], name) in shared
         return sorted(json.dumps({**s, "constexprs": {c: v for c, v in s["constexprs"].items()
-                                                      if (s["kernel"], c) in shared}},
+                                                      if kept(s, c)},
+                                  "types": {a: t for a, t in s["types"].items() if kept(s, a)},
+                                  "divisible": [a for a in s["divisible"] if kept(s, a)]},
                                  sort_keys=True) for s in made)
 
     return {row for row, made in launches["base"].items()

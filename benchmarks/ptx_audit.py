@@ -44,7 +44,8 @@ from flagbot.kernels.ops import _mm_tma  # noqa: E402
 from flagbot.kernels.registry import OPS  # noqa: E402
 from flagbot.kernels.spec import Case  # noqa: E402
 
-POINTERS = {torch.float16: "*fp16", torch.bfloat16: "*bf16", torch.float32: "*fp32"}
+POINTERS = {torch.float16: "*fp16", torch.bfloat16: "*bf16", torch.float32: "*fp32",
+            torch.int32: "*i32"}
 AUDITED = ("add", "mul", "gelu", "silu", "softmax", "log_softmax", "sum", "mean", "mm",
            "layer_norm", "rms_norm")  # the ops the sweeps time
 NARROW_LOADS = re.compile(r"ld\.global\.b16")
