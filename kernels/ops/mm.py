@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from flagbot.kernels.ops import _mm_memo, _mm_tma
+from flagbot.kernels.ops import _mm_counters, _mm_memo, _mm_tma
 from flagbot.kernels.ops._host import cdiv, next_power_of_2
 from flagbot.kernels.ops._mm_common import grouped_tile, on_16_bytes, step
 from flagbot.kernels.ops._reduce import sum_partials
@@ -22,8 +22,8 @@ from flagbot.kernels.spec import NO_BF16, Case, Inputs, OpSpec, randn
 # way on every vendor's Triton and on the CPU interpreter, and vendors tune their own
 # (backends/_nvidia/tune_configs.yaml). Shared memory stays under 150 KiB (128x256x64 tiles,
 # three stages, 16-bit), which fits A100-class and newer GPUs. Few output tiles (skinny or
-# GEMV-like products) split K across programs that write fp32 partial products, summed by a
-# second launch.
+# GEMV-like products) split K across programs that write fp32 partial products, summed by the
+# kernel's own programs or a second launch (sums_in_kernel).
 TARGET_PROGRAMS = 264  # two per multiprocessor on a 132-SM part
 ONE_WAVE = 132  # fewer output tiles than this leave multiprocessors idle: split K
 TWO_WAVES = 256  # this many 128x128 output tiles or more: 128-row tiles
@@ -50,6 +50,8 @@ SMALL_PRODUCT_K = 192  # 16-bit, more than 64 rows: K of 33 to three tiles, smal
 COPY_READS = 4  # an unaligned fp32 row-major operand read fewer times than this stays in place
 LARGE_BY_COLUMNS = 1 << 23  # ... as does a 16-bit one stored by columns of this many elements
 SKINNY_PART_K = 1024  # 16-bit, up to 64 rows: a K split four programs an SM keeps this much a part
+SUM_HERE_MIN_TILES = 32  # fp32 split this many tiles wide: parts summed in the kernel ...
+SUM_HERE_MAX_PARTS = 20480  # ... where a tile's parts hold at most this many elements
 IN_PLACE_STAGED = 48  # 2-byte elements a thread may stage a K step (48: 255 registers, no spill)
 
 
@@ -281,13 +283,41 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
 
 
 @triton.jit
-def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, stride_bk,
-               stride_bn, stride_cs, stride_cm, stride_cn, m_load, n_load,
+def _store_tile(acc, c_ptr, out_ptr, counters_ptr, rm, rn, M, N, stride_cs, stride_cm,
+                SUM_HERE: tl.constexpr):
+    """Store a program's (BLOCK_M, BLOCK_N) tile `acc` into c_ptr: C, or under split K its part's
+    slice of the fp32 partial products ((parts, M, N), stride_cs apart, rows stride_cm apart as
+    C's are). SUM_HERE: the program that finishes a tile's last part also sums the parts, in
+    part order, into C at out_ptr and sets the tile's counter back to zero for the next launch
+    (_mm_counters), instead of a second launch summing them (see sums_in_kernel)."""
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    offsets = rm[:, None].to(tl.int64) * stride_cm + rn[None, :]
+    part = c_ptr + tl.program_id(1).to(tl.int64) * stride_cs + offsets
+    tl.store(part, acc.to(c_ptr.dtype.element_ty), mask=mask)
+    if SUM_HERE:
+        # every thread's partial is stored before one thread counts the part done; the
+        # counter's release/acquire orders those stores before the last program's loads
+        tl.debug_barrier()
+        counter = counters_ptr + tl.program_id(0)
+        done = tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
+        if done == tl.num_programs(1) - 1:
+            total = tl.zeros_like(acc)
+            for p in range(0, tl.num_programs(1)):
+                # through L2: the other parts were written by other multiprocessors
+                total += tl.load(c_ptr + p * stride_cs + offsets, mask=mask, other=0.0,
+                                 cache_modifier=".cg")
+            tl.store(out_ptr + offsets, total.to(out_ptr.dtype.element_ty), mask=mask)
+            tl.atomic_xchg(counter, 0)
+
+
+@triton.jit
+def _mm_kernel(a_ptr, b_ptr, c_ptr, out_ptr, counters_ptr, M, N, K, k_per_split, stride_am,
+               stride_ak, stride_bk, stride_bn, stride_cs, stride_cm, m_load, n_load,
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr, ALIGN_AM: tl.constexpr,
                ALIGN_AK: tl.constexpr, ALIGN_BK: tl.constexpr, ALIGN_BN: tl.constexpr,
                ALIGN_ML: tl.constexpr, ALIGN_NL: tl.constexpr, ALIGN_C: tl.constexpr,
-               NO_TAIL: tl.constexpr):
+               NO_TAIL: tl.constexpr, SUM_HERE: tl.constexpr):
     # Exact rewrites that show the compiler what divides the row strides (Triton itself only
     # marks multiples of 16): a bf16 stride of 1000 is 16-byte aligned, and unseen that
     # alignment turns every tile load into 2-byte scalar loads.
@@ -336,9 +366,8 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, k_per_split, stride_am, stride_ak, 
         a = tl.load(a_ptrs, mask=a_mask & (rk[None, :] < k_left), other=0.0)
         b = tl.load(b_ptrs, mask=b_mask & (rk[:, None] < k_left), other=0.0)
         acc = tl.dot(a, b, acc, input_precision=DOT_PRECISION)
-    c_ptrs = (c_ptr + split.to(tl.int64) * stride_cs + rm[:, None].to(tl.int64) * stride_cm
-              + rn[None, :] * stride_cn)
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+    _store_tile(acc, c_ptr, out_ptr, counters_ptr, rm, rn, M, N, stride_cs, stride_cm,
+                SUM_HERE)
 
 
 # Matrix-vector products (M == 1 or N == 1) with enough output rows take one launch of a
@@ -609,6 +638,26 @@ def _pad_k(t: torch.Tensor, k_dim: int, k_to: int) -> tuple[torch.Tensor, int]:
     return padded, width
 
 
+def sums_in_kernel(cfg: MMConfig, dtype: torch.dtype, tiles: int, parts: int) -> bool:
+    """Whether the pointer kernel's programs sum a product's K parts themselves (the last to
+    finish a tile sums its parts: _store_tile) instead of a second launch summing them all;
+    True where there is one part (nothing to sum).
+
+    fp32, where at least SUM_HERE_MIN_TILES output tiles share the work and a tile's parts hold
+    at most SUM_HERE_MAX_PARTS elements. Two H100 A/Bs (2026-11-28, device time, head vs base,
+    every split row of the record summing in the kernel): such rows 16 faster, 1.03-1.17x
+    (367x2520x2342 1.15-1.17, 128x1024x1656 1.16-1.17, 16x8193x522 1.11-1.13, 2048x256x4363
+    1.10, 56x8192x4268 slice 1.09-1.10, 3x32768x821 slice 1.10), 3 slower (888x129x912 slice
+    0.90-0.94, 3x4095x593 t 0.94, 1023x613x8192 0.92). Fewer tiles leave the sums to a few
+    programs at the end (457x129x700 0.85, 129x431x751 0.88-0.91, 11x1025x513 0.88-0.93), larger
+    parts too (1072x1024x15584, 128x64 tiles in 4 parts, 0.84). 16-bit products lost either
+    way: the pointer kernel's (unaligned operands read in place) 10 of 14 such rows at
+    0.70-0.95x (11x2039x11560 fp16 0.75, 4x7207x8192 fp16 0.70), the descriptor kernel's
+    0.5-0.9x, so _mm_tma's kernel never sums."""
+    return parts == 1 or (dtype == torch.float32 and tiles >= SUM_HERE_MIN_TILES
+                          and parts * cfg.block_m * cfg.block_n <= SUM_HERE_MAX_PARTS)
+
+
 def _no_tail(a: torch.Tensor, b: torch.Tensor, k: int, block_k: int) -> bool:
     """Leave the masked K tail out of the compiled kernel: only where K divides into tiles, and
     only where that measured faster. H100, 2026-11-26, 4096^3, tail compiled in / left out:
@@ -729,22 +778,24 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
     if cfg.tma and _mm_tma.ready(a, b):
         _mm_tma.mm_tma(a, b, dst, k_per_split, splits, cfg.block_m, cfg.block_n, cfg.block_k,
                        cfg.group_m, cfg.warps, cfg.stages)
+        summed = splits == 1
     else:
+        tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
+        summed = sums_in_kernel(cfg, a.dtype, tiles, splits)
+        counters = _mm_counters.tile_counters(a.device, tiles) if summed and splits > 1 else dst
         stride_s = 0 if splits == 1 else dst.stride(0)
-        grid = (cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n), splits)
         kernel: Any = _mm_kernel
-        kernel[grid](a, b, dst, m, n, k, k_per_split, a.stride(0), a.stride(1), b.stride(0),
-                     b.stride(1), stride_s, dst.stride(-2), dst.stride(-1), m_load, n_load,
-                     BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k,
-                     GROUP_M=cfg.group_m, DOT_PRECISION=dot_precision(a.dtype),
-                     ALIGN_AM=alignment(a.stride(0)), ALIGN_AK=alignment(a.stride(1)),
-                     ALIGN_BK=alignment(b.stride(0)), ALIGN_BN=alignment(b.stride(1)),
-                     ALIGN_ML=alignment(m_load), ALIGN_NL=alignment(n_load),
-                     ALIGN_C=alignment(n, dst.stride(-2), stride_s),
-                     NO_TAIL=_no_tail(a, b, k, cfg.block_k),
-                     num_warps=cfg.warps,
-                     num_stages=cfg.stages)
-    if splits > 1:
+        kernel[(tiles, splits)](
+            a, b, dst, c, counters, m, n, k, k_per_split, a.stride(0), a.stride(1), b.stride(0),
+            b.stride(1), stride_s, dst.stride(-2), m_load, n_load, BLOCK_M=cfg.block_m,
+            BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
+            DOT_PRECISION=dot_precision(a.dtype), ALIGN_AM=alignment(a.stride(0)),
+            ALIGN_AK=alignment(a.stride(1)), ALIGN_BK=alignment(b.stride(0)),
+            ALIGN_BN=alignment(b.stride(1)), ALIGN_ML=alignment(m_load),
+            ALIGN_NL=alignment(n_load), ALIGN_C=alignment(n, dst.stride(-2), stride_s),
+            NO_TAIL=_no_tail(a, b, k, cfg.block_k), SUM_HERE=summed and splits > 1,
+            num_warps=cfg.warps, num_stages=cfg.stages)
+    if not summed:
         sum_partials(dst, splits, m * n, c)
     return c
 

@@ -35,11 +35,11 @@ def _mm(bound_alignment: int) -> dict[str, Any]:
     # N bound 1080 a multiple of 8; `alignment` is what mm() passes for them.
     return {"kernel": "flagbot.kernels.ops.mm:_mm_kernel", "pointer": "*bf16",
             "warps": 4, "stages": 4, "constexprs": {
-                "stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "stride_cs": 0, "BLOCK_M": 64,
+                "stride_ak": 1, "stride_bn": 1, "stride_cs": 0, "BLOCK_M": 64,
                 "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "DOT_PRECISION": "tf32",
                 "ALIGN_AM": alignment(1176), "ALIGN_AK": 1, "ALIGN_BK": alignment(1080),
                 "ALIGN_BN": 1, "ALIGN_ML": alignment(512), "ALIGN_NL": bound_alignment,
-                "ALIGN_C": bound_alignment, "NO_TAIL": False}}
+                "ALIGN_C": bound_alignment, "NO_TAIL": False, "SUM_HERE": False}}
 
 
 def _gemv(split: bool, outputs: int = 8191) -> dict[str, Any]:
@@ -85,12 +85,12 @@ def _mm_odd_b(warps: int, block_m: int = 64, block_n: int = 128) -> dict[str, An
     return {"kernel": "flagbot.kernels.ops.mm:_mm_kernel", "pointer": "*fp16",
             "warps": warps, "stages": 4, "divisible": ["K", "k_per_split", "stride_am"],
             "constexprs": {
-                "stride_ak": 1, "stride_bn": 1, "stride_cn": 1, "stride_cs": 0,
+                "stride_ak": 1, "stride_bn": 1, "stride_cs": 0,
                 "BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": 64, "GROUP_M": 8,
                 "DOT_PRECISION": "tf32",
                 "ALIGN_AM": alignment(64), "ALIGN_AK": 1, "ALIGN_BK": alignment(129),
                 "ALIGN_BN": 1, "ALIGN_ML": alignment(511), "ALIGN_NL": alignment(129),
-                "ALIGN_C": alignment(129), "NO_TAIL": False}}
+                "ALIGN_C": alignment(129), "NO_TAIL": False, "SUM_HERE": False}}
 
 
 def _softmax_cols(align_i: int) -> dict[str, Any]:
