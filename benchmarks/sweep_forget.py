@@ -99,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dry-run", action="store_true")
     p.add_argument("--from", dest="result", type=Path,
                    help="write ARCHIVE from this merged result first (ARCHIVE must not exist)")
+    p.add_argument("--row", action="append", default=[], metavar="'OP CASE DTYPE LAYOUT'",
+                   help="forget this row too, whatever its launches (a reading known to be "
+                        "disturbed, a host path the patch changed); repeatable")
     args = p.parse_args(argv)
     if args.result is not None:
         if args.archive.exists():
@@ -128,6 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         names = ab_rows.changed_rows(results, ops, work, site)
         print(f"sweep_forget: {len(names)} rows launch differently in the two trees",
               file=sys.stderr)
+        known = {ptx_audit.row_name(r) for r in merged["rows"]} | {
+            ptx_audit.row_name(r) for sweep in merged["random"] for r in sweep["rows"]}
+        unknown = sorted(set(args.row) - known)
+        if unknown:
+            p.error(f"--row: no such row in {args.archive}: {'; '.join(unknown)}")
+        names |= set(args.row)
         for name in sorted(names):
             print(name)
         if args.dry_run or not names:

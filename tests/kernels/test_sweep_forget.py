@@ -86,6 +86,29 @@ def test_the_changed_rows_are_dropped_and_their_stage_marked_incomplete(
     assert fixed["complete"] is True and len(fixed["rows"]) == 1
 
 
+def test_rows_named_with_row_are_forgotten_too(forget: Any, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # a reading known to be disturbed, or a row whose host path (not its launches) changed
+    archive = _archive(tmp_path / "in")
+    patch = _patch(forget, tmp_path)
+    assert forget.main([str(archive), str(patch), "--row", "add 9x7 float16 contiguous",
+                        "--row", "mm 512x512x512 float16 contiguous"]) == 0
+    assert capsys.readouterr().out.split() == [
+        "add", "9x7", "float16", "contiguous", "mm", "512x512x512", "float16", "contiguous",
+        "mm", "73x2047x4096", "float16", "contiguous"]
+    out = tmp_path / "out"
+    forget.unpack(archive, out)
+    seed = json.loads((out / "sweep.parts" / "seed-7-part-0.json").read_text())
+    assert [r["case"] for r in seed["random"][0]["rows"]] == ["2048x2048x64"]
+    fixed = json.loads((out / "sweep.parts" / "fixed-part-0.json").read_text())
+    assert fixed["complete"] is False and fixed["rows"] == []
+    # a row the archive does not hold is refused, nothing written
+    before = archive.read_bytes()
+    with pytest.raises(SystemExit):
+        forget.main([str(archive), str(patch), "--row", "mm 1x1x1 float16 contiguous"])
+    assert archive.read_bytes() == before
+
+
 def test_bad_arguments_are_refused_with_the_reason(forget: Any, tmp_path: Path) -> None:
     patch = _patch(forget, tmp_path)
     with pytest.raises(SystemExit):
