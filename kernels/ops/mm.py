@@ -645,15 +645,15 @@ def sums_in_kernel(cfg: MMConfig, dtype: torch.dtype, tiles: int, parts: int) ->
 
     fp32, where at least SUM_HERE_MIN_TILES output tiles share the work and a tile's parts hold
     at most SUM_HERE_MAX_PARTS elements. Two H100 A/Bs (2026-11-28, device time, head vs base,
-    every split row of the record summing in the kernel): such rows 16 faster, 1.03-1.17x
-    (367x2520x2342 1.15-1.17, 128x1024x1656 1.16-1.17, 16x8193x522 1.11-1.13, 2048x256x4363
-    1.10, 56x8192x4268 slice 1.09-1.10, 3x32768x821 slice 1.10), 3 slower (888x129x912 slice
-    0.90-0.94, 3x4095x593 t 0.94, 1023x613x8192 0.92). Fewer tiles leave the sums to a few
-    programs at the end (457x129x700 0.85, 129x431x751 0.88-0.91, 11x1025x513 0.88-0.93), larger
-    parts too (1072x1024x15584, 128x64 tiles in 4 parts, 0.84). 16-bit products lost either
-    way: the pointer kernel's (unaligned operands read in place) 10 of 14 such rows at
-    0.70-0.95x (11x2039x11560 fp16 0.75, 4x7207x8192 fp16 0.70), the descriptor kernel's
-    0.5-0.9x, so _mm_tma's kernel never sums."""
+    every split row of the record summing in the kernel): such rows 13 of 14 and 13 of 16
+    faster (median 1.09x, 1.07x; 367x2520x2342 1.15-1.17, 128x1024x1656 1.16-1.17, 16x8193x522
+    1.11-1.13, 2048x256x4363 1.10), the slower at 0.90-0.94 (888x129x912 slice, 1023x613x8192,
+    3x4095x593 t). Other fp32 splits: 19 of 23 and 21 of 23 slower (median 0.89x, 0.88x): with
+    few tiles a handful of programs sum everything at the end (457x129x700 0.85), and large
+    parts take long to sum (1072x1024x15584, 128x64 tiles in 4 parts, 0.84). 16-bit products
+    lost either way: the pointer kernel's (unaligned operands read in place) 25 of 33 and 31 of
+    36 slower (median 0.93x, 0.86x; 11x2039x11560 fp16 0.75), the descriptor kernel's 19 of 21
+    and 21 of 22 (median 0.79x, 0.76x), so _mm_tma's kernel never sums its parts."""
     return parts == 1 or (dtype == torch.float32 and tiles >= SUM_HERE_MIN_TILES
                           and parts * cfg.block_m * cfg.block_n <= SUM_HERE_MAX_PARTS)
 
