@@ -82,22 +82,53 @@ def test_the_rule_sums_fp32_over_enough_tiles_with_small_parts() -> None:
     assert not sums_in_kernel(MMConfig(128, 64, 32, 4, 4), torch.float32, 144, 4)
 
 
-def test_counters_are_kept_per_stream_grow_and_stay_bounded(
+def test_counters_are_kept_per_stream_never_replaced_and_stay_bounded(
         monkeypatch: pytest.MonkeyPatch) -> None:
     cpu = torch.device("cpu")
-    first = _mm_counters.tile_counters(cpu, 10)
-    assert first.dtype == torch.int32 and int(first.abs().sum()) == 0
-    assert _mm_counters.tile_counters(cpu, 900) is first  # large enough already
-    grown = _mm_counters.tile_counters(cpu, 5000)
-    assert grown is not first and grown.numel() >= 5000 and int(grown.abs().sum()) == 0
-    assert _mm_counters.tile_counters(cpu, 5000) is grown
+    kept = _mm_counters.tile_counters(cpu, 10)
+    assert kept.dtype == torch.int32 and kept.numel() == _mm_counters.KEPT_COUNTERS
+    assert int(kept.abs().sum()) == 0
+    assert _mm_counters.tile_counters(cpu, 900) is kept
+    # more counters than kept: a fresh zeroed buffer for the call; the kept one stays (a
+    # captured graph may hold its address)
+    more = _mm_counters.tile_counters(cpu, 5000)
+    assert more is not kept and more.numel() == 5000 and int(more.abs().sum()) == 0
+    assert _mm_counters.tile_counters(cpu, 10) is kept
+    # a launch being captured into a graph never shares a buffer
+    monkeypatch.setattr(_mm_counters, "_capturing", lambda device: True)
+    captured = _mm_counters.tile_counters(cpu, 10)
+    assert captured is not kept and int(captured.abs().sum()) == 0
+    monkeypatch.setattr(_mm_counters, "_capturing", lambda device: False)
     # streams: each (device, stream) has its own buffer; past MAX_STREAMS a fresh zeroed
     # buffer a call, none kept
     streams = iter(range(1000))
     monkeypatch.setattr(_mm_counters, "_stream_key", lambda device: (device, next(streams)))
     monkeypatch.setattr(_mm_counters, "MAX_STREAMS", 3)
     _mm_counters.clear()
-    kept = [_mm_counters.tile_counters(cpu, 8) for _ in range(3)]
-    assert len({id(t) for t in kept}) == 3 and len(_mm_counters._buffers) == 3
+    first = [_mm_counters.tile_counters(cpu, 8) for _ in range(3)]
+    assert len({id(t) for t in first}) == 3 and len(_mm_counters._buffers) == 3
     extra = _mm_counters.tile_counters(cpu, 8)
     assert int(extra.abs().sum()) == 0 and len(_mm_counters._buffers) == 3
+
+
+def test_the_stream_key_and_capture_query_go_through_the_devices_own_module(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Vendor:  # a vendor's torch module (torch.npu, torch.xpu, ...), not torch.cuda
+        capturing = False
+
+        @staticmethod
+        def current_stream(device: torch.device) -> str:
+            return f"stream of {device}"
+
+        @classmethod
+        def is_current_stream_capturing(cls) -> bool:
+            return cls.capturing
+
+    monkeypatch.setattr(torch, "xpu", Vendor)
+    xpu = torch.device("xpu", 1)
+    assert _mm_counters._stream_key(xpu) == (xpu, "stream of xpu:1")
+    assert not _mm_counters._capturing(xpu)
+    Vendor.capturing = True
+    assert _mm_counters._capturing(xpu)
+    cpu = torch.device("cpu")
+    assert _mm_counters._stream_key(cpu) == (cpu,) and not _mm_counters._capturing(cpu)
