@@ -127,8 +127,11 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{args.archive}: no sweep.parts/*-part-*.json inside")
         results = work / "merged.json"
         results.write_text(json.dumps(merged), encoding="utf-8")
-        site = ab_rows.build_head(args.patch, work / "head")
-        names = ab_rows.changed_rows(results, ops, work, site)
+        if args.patch.read_text(encoding="utf-8").strip():
+            site = ab_rows.build_head(args.patch, work / "head")
+            names = ab_rows.changed_rows(results, ops, work, site)
+        else:  # an empty patch: no tree launches differently (--from, --row alone)
+            names = set()
         print(f"sweep_forget: {len(names)} rows launch differently in the two trees",
               file=sys.stderr)
         known = {ptx_audit.row_name(r) for r in merged["rows"]} | {

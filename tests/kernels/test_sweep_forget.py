@@ -109,6 +109,22 @@ def test_rows_named_with_row_are_forgotten_too(forget: Any, tmp_path: Path,
     assert archive.read_bytes() == before
 
 
+def test_an_empty_patch_forgets_only_the_named_rows(forget: Any, tmp_path: Path) -> None:
+    # writing parts back from a merged result (--from) needs no patch: nothing launches
+    # differently, and --row still names rows to measure again
+    archive = _archive(tmp_path / "in")
+    empty = tmp_path / "none.patch"
+    empty.write_text("")
+    original = archive.read_bytes()
+    assert forget.main([str(archive), str(empty)]) == 0
+    assert archive.read_bytes() == original  # nothing to forget, nothing written
+    assert forget.main([str(archive), str(empty), "--row", "add 9x7 float16 contiguous"]) == 0
+    out = tmp_path / "out"
+    forget.unpack(archive, out)
+    seed = json.loads((out / "sweep.parts" / "seed-7-part-0.json").read_text())
+    assert [r["case"] for r in seed["random"][0]["rows"]] == ["73x2047x4096", "2048x2048x64"]
+
+
 def test_bad_arguments_are_refused_with_the_reason(forget: Any, tmp_path: Path) -> None:
     patch = _patch(forget, tmp_path)
     with pytest.raises(SystemExit):
