@@ -219,7 +219,7 @@ def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None) ->
                           json.loads(target.read_text(encoding="utf-8")).items()}
     # (kernel, name) pairs for constants, and for arguments (types, divisibility), in both trees
     named = [{(s["kernel"], c) for made in tree.values() for s in made
-              for c in [*s["constexprs"], *s["types"], *s["divisible"]]}
+              for c in [*s["constexprs"], *s.get("types", {}), *s.get("divisible", [])]}
              for tree in launches.values()]
     shared = named[0] & named[1]
 
@@ -228,8 +228,10 @@ def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None) ->
             return (s["kernel"], name) in shared
         return sorted(json.dumps({**s, "constexprs": {c: v for c, v in s["constexprs"].items()
                                                       if kept(s, c)},
-                                  "types": {a: t for a, t in s["types"].items() if kept(s, a)},
-                                  "divisible": [a for a in s["divisible"] if kept(s, a)]},
+                                  "types": {a: t for a, t in s.get("types", {}).items()
+                                            if kept(s, a)},
+                                  "divisible": [a for a in s.get("divisible", [])
+                                                if kept(s, a)]},
                                  sort_keys=True) for s in made)
 
     return {row for row, made in launches["base"].items()

@@ -284,6 +284,32 @@ def test_changed_leaves_out_constants_only_one_tree_has(ab: Any, tmp_path: Path,
     assert ab.changed_rows(tmp_path / "r.json", ["mm"], tmp_path, tmp_path / "head" / "site") == {"b"}
 
 
+def test_changed_leaves_out_arguments_only_one_tree_has(ab: Any, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a kernel that gains a buffer argument in the head changes no row by that alone; a row
+    # whose shared argument changes type or divisibility is still found
+    def spec(c_type: str, divisible: list[str], **extra: str) -> str:
+        return json.dumps({"kernel": "m:k", "warps": 4, "constexprs": {"BLOCK": 64},
+                           "types": {"c_ptr": c_type, **extra},
+                           "divisible": divisible}, sort_keys=True)
+
+    made = {"base": {"a": [spec("*fp16", ["K"])], "b": [spec("*fp16", ["K"])],
+                     "c": [spec("*fp16", ["K"])]},
+            "head": {"a": [spec("*fp16", ["K", "n_out"], out_ptr="*i32")],
+                     "b": [spec("*fp32", ["K"], out_ptr="*i32")],
+                     "c": [spec("*fp16", [], out_ptr="*i32")]}}
+
+    def fake_run(cmd: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        target = Path(cmd[cmd.index("--launches") + 1])
+        target.write_text(json.dumps(made["head" if "head" in str(target) else "base"]))
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(ab.subprocess, "run", fake_run)
+    (tmp_path / "head").mkdir()
+    assert ab.changed_rows(tmp_path / "r.json", ["mm"], tmp_path,
+                           tmp_path / "head" / "site") == {"b", "c"}
+
+
 def test_again_judges_a_merged_patch_from_the_launches_the_run_left(
         ab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # --again builds no head tree and captures nothing: with --changed it reads the launch
