@@ -263,6 +263,21 @@ def test_changed_adds_the_rows_whose_launches_the_patch_changes(
         ab.main(base)
 
 
+def _changed(ab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+             made: dict[str, dict[str, list[str]]]) -> set[str]:
+    """changed_rows with each tree's capture answered by `made` (base and head launches)."""
+    def fake_run(cmd: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        target = Path(cmd[cmd.index("--launches") + 1])
+        target.write_text(json.dumps(made["head" if "head" in str(target) else "base"]))
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(ab.subprocess, "run", fake_run)
+    (tmp_path / "head").mkdir()
+    found: set[str] = ab.changed_rows(tmp_path / "r.json", ["mm"], tmp_path,
+                                      tmp_path / "head" / "site")
+    return found
+
+
 def test_changed_leaves_out_constants_only_one_tree_has(ab: Any, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     # a kernel that gains a constant in the head (a bound it states) changes no row by that
@@ -274,14 +289,7 @@ def test_changed_leaves_out_constants_only_one_tree_has(ab: Any, tmp_path: Path,
     made = {"base": {"a": [spec(64)], "b": [spec(64)]},
             "head": {"a": [spec(64, ALIGN=8)], "b": [spec(128, ALIGN=8)]}}
 
-    def fake_run(cmd: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
-        target = Path(cmd[cmd.index("--launches") + 1])
-        target.write_text(json.dumps(made["head" if "head" in str(target) else "base"]))
-        return subprocess.CompletedProcess(cmd, 0)
-
-    monkeypatch.setattr(ab.subprocess, "run", fake_run)
-    (tmp_path / "head").mkdir()
-    assert ab.changed_rows(tmp_path / "r.json", ["mm"], tmp_path, tmp_path / "head" / "site") == {"b"}
+    assert _changed(ab, tmp_path, monkeypatch, made) == {"b"}
 
 
 def test_changed_leaves_out_arguments_only_one_tree_has(ab: Any, tmp_path: Path,
@@ -299,15 +307,7 @@ def test_changed_leaves_out_arguments_only_one_tree_has(ab: Any, tmp_path: Path,
                      "b": [spec("*fp32", ["K"], out_ptr="*i32")],
                      "c": [spec("*fp16", [], out_ptr="*i32")]}}
 
-    def fake_run(cmd: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
-        target = Path(cmd[cmd.index("--launches") + 1])
-        target.write_text(json.dumps(made["head" if "head" in str(target) else "base"]))
-        return subprocess.CompletedProcess(cmd, 0)
-
-    monkeypatch.setattr(ab.subprocess, "run", fake_run)
-    (tmp_path / "head").mkdir()
-    assert ab.changed_rows(tmp_path / "r.json", ["mm"], tmp_path,
-                           tmp_path / "head" / "site") == {"b", "c"}
+    assert _changed(ab, tmp_path, monkeypatch, made) == {"b", "c"}
 
 
 def test_again_judges_a_merged_patch_from_the_launches_the_run_left(
