@@ -302,10 +302,11 @@ def _store_tile(acc, c_ptr, out_ptr, counters_ptr, rm, rn, M, N, stride_cs, stri
         done = tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu")
         if done == tl.num_programs(1) - 1:
             total = tl.zeros_like(acc)
-            for p in range(0, tl.num_programs(1)):
+            at = c_ptr + offsets  # stepped part by part: no 32-bit part * stride product
+            for _ in range(0, tl.num_programs(1)):
                 # through L2: the other parts were written by other multiprocessors
-                total += tl.load(c_ptr + p * stride_cs + offsets, mask=mask, other=0.0,
-                                 cache_modifier=".cg")
+                total += tl.load(at, mask=mask, other=0.0, cache_modifier=".cg")
+                at += stride_cs
             tl.store(out_ptr + offsets, total.to(out_ptr.dtype.element_ty), mask=mask)
             tl.atomic_xchg(counter, 0)
 
