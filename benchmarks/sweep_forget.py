@@ -125,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         merged = sweep_pool.merge(sorted(parts.glob("*-part-*.json")))
         if merged is None:
             p.error(f"{args.archive}: no sweep.parts/*-part-*.json inside")
+        known = {ptx_audit.row_name(r) for r in merged["rows"]} | {
+            ptx_audit.row_name(r) for sweep in merged["random"] for r in sweep["rows"]}
+        unknown = sorted(set(args.row) - known)
+        if unknown:
+            p.error(f"--row: no such row in {args.archive}: {'; '.join(unknown)}")
         results = work / "merged.json"
         results.write_text(json.dumps(merged), encoding="utf-8")
         if args.patch.read_text(encoding="utf-8").strip():
@@ -134,11 +139,6 @@ def main(argv: list[str] | None = None) -> int:
             names = set()
         print(f"sweep_forget: {len(names)} rows launch differently in the two trees",
               file=sys.stderr)
-        known = {ptx_audit.row_name(r) for r in merged["rows"]} | {
-            ptx_audit.row_name(r) for sweep in merged["random"] for r in sweep["rows"]}
-        unknown = sorted(set(args.row) - known)
-        if unknown:
-            p.error(f"--row: no such row in {args.archive}: {'; '.join(unknown)}")
         names |= set(args.row)
         for name in sorted(names):
             print(name)

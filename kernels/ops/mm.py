@@ -776,14 +776,15 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
     k_per_split = cdiv(cdiv(k, cfg.split_k), cfg.block_k) * cfg.block_k
     splits = cdiv(k, k_per_split)
     dst = c if splits == 1 else torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
+    sum_here = False  # the parts summed by the kernel's own programs (never the descriptor one)
     if cfg.tma and _mm_tma.ready(a, b):
         _mm_tma.mm_tma(a, b, dst, k_per_split, splits, cfg.block_m, cfg.block_n, cfg.block_k,
                        cfg.group_m, cfg.warps, cfg.stages)
-        summed = splits == 1
     else:
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
-        summed = sums_in_kernel(cfg, a.dtype, tiles, splits)
-        counters = _mm_counters.tile_counters(a.device, tiles) if summed and splits > 1 else dst
+        sum_here = splits > 1 and sums_in_kernel(cfg, a.dtype, tiles, splits)
+        # the counters are read only where SUM_HERE; any pointer serves otherwise
+        counters = _mm_counters.tile_counters(a.device, tiles) if sum_here else dst
         stride_s = 0 if splits == 1 else dst.stride(0)
         kernel: Any = _mm_kernel
         kernel[(tiles, splits)](
@@ -794,9 +795,9 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
             ALIGN_AK=alignment(a.stride(1)), ALIGN_BK=alignment(b.stride(0)),
             ALIGN_BN=alignment(b.stride(1)), ALIGN_ML=alignment(m_load),
             ALIGN_NL=alignment(n_load), ALIGN_C=alignment(n, dst.stride(-2), stride_s),
-            NO_TAIL=_no_tail(a, b, k, cfg.block_k), SUM_HERE=summed and splits > 1,
-            num_warps=cfg.warps, num_stages=cfg.stages)
-    if not summed:
+            NO_TAIL=_no_tail(a, b, k, cfg.block_k), SUM_HERE=sum_here, num_warps=cfg.warps,
+            num_stages=cfg.stages)
+    if splits > 1 and not sum_here:
         sum_partials(dst, splits, m * n, c)
     return c
 
