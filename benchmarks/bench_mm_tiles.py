@@ -44,7 +44,8 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
     K padded where K does not divide into tiles, and for 16-bit products with a dim that leaves
     row starts off 16 bytes, also with the operands read in place (no aligned copies: small
     products pay the copies' launches more than the narrower loads), and 16-bit tiles split
-    up to two ways also loaded through tensor descriptors (`MMConfig.tma`)."""
+    up to two ways also loaded through tensor descriptors (`MMConfig.tma`), unsplit ones also
+    by persistent programs (`MMConfig.persistent`)."""
     wide = dtype.itemsize == 2
     unaligned = wide and any(d % 8 for d in (m, n, k))
     bk = min(64 if wide else 32, max(16, int(triton.next_power_of_2(k))))
@@ -76,8 +77,11 @@ def grid(m: int, n: int, k: int, dtype: torch.dtype) -> list[MMConfig]:
                 out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split, pad_k=True))
             if wide and split <= 2:
                 # the same tiles loaded through tensor descriptors, as mm's pick loads every
-                # 16-bit tile (the pointer kernel where the target has none)
+                # 16-bit tile (the pointer kernel where the target has none), unsplit also by
+                # resident programs looping over the tiles (MMConfig.persistent)
                 out.append(MMConfig(bm, bn, bk, warps, stages, split_k=split, tma=True))
+                if split == 1:
+                    out.append(MMConfig(bm, bn, bk, warps, stages, tma=True, persistent=True))
     return out or [mm_config(m, n, k, dtype)]
 
 
@@ -147,7 +151,7 @@ def label(cfg: MMConfig | GemvConfig) -> str:
     return (f"{cfg.block_m}x{cfg.block_n}x{cfg.block_k}/w{cfg.warps}s{cfg.stages}"
             f"/k{cfg.split_k}{'/pad' if cfg.pad_k else ''}"
             f"{'' if cfg.copy_unaligned else '/nocopy'}{'/arows' if cfg.a_rows else ''}"
-            f"{'/tma' if cfg.tma else ''}")
+            f"{'/tma' if cfg.tma else ''}{'/persistent' if cfg.persistent else ''}")
 
 
 def parse_shape(text: str) -> tuple[Case, torch.dtype, str]:

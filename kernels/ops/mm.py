@@ -52,6 +52,8 @@ LARGE_BY_COLUMNS = 1 << 23  # ... as does a 16-bit one stored by columns of this
 SKINNY_PART_K = 1024  # 16-bit, up to 64 rows: a K split four programs an SM keeps this much a part
 SUM_HERE_MIN_TILES = 32  # fp32 split this many tiles wide: parts summed in the kernel ...
 SUM_HERE_MAX_PARTS = 20480  # ... where a tile's parts hold at most this many elements
+PERSISTENT_MIN_TILES = ONE_WAVE  # 16-bit descriptor tiles unsplit: resident programs past this
+PERSISTENT_MAX_K = 4096  # ... and K up to this (longer: 0.93-1.01x, the pipeline full anyway)
 IN_PLACE_STAGED = 48  # 2-byte elements a thread may stage a K step (48: 255 registers, no spill)
 
 
@@ -65,7 +67,9 @@ class MMConfig:
     by column is copied row by row first (no rule uses it yet: fp32 products of a few rows read
     down A's columns with an odd K ran at 0.2-0.3x torch with every tile tried, and such an A
     is small beside B); tma: 16-bit operands that a tensor descriptor can address (after any
-    copy) are loaded through one where the target has them (_mm_tma), else as without it."""
+    copy) are loaded through one where the target has them (_mm_tma), else as without it;
+    persistent: such a tma product with K unsplit runs as resident programs that each take
+    output tiles one after another (_mm_tma.mm_tma_persistent)."""
 
     block_m: int
     block_n: int
@@ -78,6 +82,7 @@ class MMConfig:
     copy_unaligned: bool = True
     a_rows: bool = False
     tma: bool = False
+    persistent: bool = False
 
 
 def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
@@ -724,8 +729,32 @@ def _pick(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
         # kernel): H200 A/B of 2026-11-27 over the 237 such rows of the record, device time
         # 1.11x at 128x128 tiles (median; none slower), 1.03x at 128x256 (2 rows 6-7% slower),
         # 1.06x at 64x128 (6 of 79 slower, 4576x810x8192 fp16 by 12%), 1.03x at 32x64
-        cfg = replace(cfg, tma=True)
+        cfg = replace(cfg, tma=True, persistent=persistent_pays(cfg, a, b))
     return cfg
+
+
+def persistent_pays(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether a 16-bit product loaded through descriptors runs as resident programs that take
+    one output tile after another (_mm_tma.mm_tma_persistent): K unsplit and at most
+    PERSISTENT_MAX_K, more tiles than one wave (fewer give every program one tile either way),
+    128x256 or 64x128 tiles (or smaller), both operands stored row by row, C's rows on 16 bytes.
+
+    H200 A/B, 2026-11-28, device time head / base over the 136 record rows with K unsplit and
+    more tiles than a wave. Both operands row by row and C's rows on 16 bytes: 128x256 tiles
+    1.00-1.46 where K <= 4096 (K under 1500 gaining most: 13460x16384x64 bf16 1.46,
+    7119x8192x256 fp16 1.20, 2560x8192x512 bf16 1.13) and 0.93-1.01 past it; 64x128 tiles
+    1.00-1.08 but 10536x16384x26 fp16 at 0.90 (1.69x torch still); 128x128 tiles 0.90 and
+    0.98. C's rows off 16 bytes: 0.64-0.87 (8192x4657x317 bf16, 8192x5537x1025 bf16); an
+    operand stored by columns at 128x128: 0.71-0.93 (4096x4096x4096 bf16 t). A probe on the
+    same card (device time, the kernel alone) put the loss on the flattened loop: unflattened,
+    those rows ran within 0.97-1.05x of the split-grid kernel, and warp specialisation gained
+    nothing over that."""
+    m, k = a.shape
+    n = b.shape[1]
+    return (cfg.split_k == 1 and k <= PERSISTENT_MAX_K
+            and cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n) > PERSISTENT_MIN_TILES
+            and n % 8 == 0 and (cfg.block_m, cfg.block_n) != (128, 128)
+            and not (_by_columns(a) or _by_columns(b)))
 
 
 def mm(a: torch.Tensor, b: torch.Tensor, *,
@@ -777,7 +806,10 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
     splits = cdiv(k, k_per_split)
     dst = c if splits == 1 else torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
     sum_here = False  # the parts summed by the kernel's own programs (never the descriptor one)
-    if cfg.tma and _mm_tma.ready(a, b):
+    if cfg.tma and cfg.persistent and splits == 1 and _mm_tma.ready(a, b):
+        _mm_tma.mm_tma_persistent(a, b, c, cfg.block_m, cfg.block_n, cfg.block_k, cfg.group_m,
+                                  cfg.warps, cfg.stages)
+    elif cfg.tma and _mm_tma.ready(a, b):
         _mm_tma.mm_tma(a, b, dst, k_per_split, splits, cfg.block_m, cfg.block_n, cfg.block_k,
                        cfg.group_m, cfg.warps, cfg.stages)
     else:

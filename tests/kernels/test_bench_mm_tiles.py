@@ -4,6 +4,7 @@ shapes come from a real results file. The sweep itself needs an accelerator."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import ModuleType
 
 import pytest
@@ -42,6 +43,10 @@ def test_the_grid_fits_the_product(tiles: ModuleType) -> None:
     assert {c.block_m for c in big if c.tma} == {c.block_m for c in big}
     assert all(c.split_k <= 2 for c in big if c.tma)
     assert not any(c.tma for c in tiles.grid(4096, 4096, 4095, torch.float32))
+    # unsplit ones also by persistent programs, each beside its one-program-a-tile twin
+    persistent = [c for c in big if c.persistent]
+    assert persistent and all(c.tma and c.split_k == 1 for c in persistent)
+    assert all(replace(c, persistent=False) in big for c in persistent)
     assert any(c.warps == 8 and c.block_m == 32 for c in tiles.grid(256, 999, 4096, torch.float32))
 
 
