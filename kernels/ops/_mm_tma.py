@@ -176,10 +176,12 @@ def mm_tma_persistent(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, block_m
     n = b.shape[1]
     a_desc, b_desc, a_columns, b_columns = _descriptors(a, b, block_m, block_n, block_k)
     tiles = triton.cdiv(m, block_m) * triton.cdiv(n, block_n)
-    shape = (a.dtype, block_m, block_n, block_k, warps, stages, a_columns, b_columns)
-    programs = _resident.programs(a.device, shape)
+    align_c = alignment(n, c.stride(0))
+    # what the compiled kernel's registers and shared memory depend on
+    kernel = (a.dtype, block_m, block_n, block_k, warps, stages, a_columns, b_columns, align_c)
+    programs = _resident.programs(a.device, kernel)
     compiled = _mm_tma_persistent_kernel[(min(tiles, programs),)](
         a_desc, b_desc, c, m, n, k, c.stride(0), BLOCK_M=block_m, BLOCK_N=block_n,
         BLOCK_K=block_k, GROUP_M=group_m, A_COLUMNS=a_columns, B_COLUMNS=b_columns,
-        ALIGN_C=alignment(n, c.stride(0)), num_warps=warps, num_stages=stages)
-    _resident.learn(a.device, shape, compiled)
+        ALIGN_C=align_c, num_warps=warps, num_stages=stages)
+    _resident.learn(a.device, kernel, compiled)
