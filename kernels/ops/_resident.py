@@ -24,7 +24,9 @@ from flagbot.kernels.backend_utils import interpreted
 # The CPU interpreter runs programs one after another: a few programs, each taking several
 # pieces of work, exercise the loop that a device's persistent programs run.
 INTERPRETED_PROCESSORS = 4
-THREADS_PER_PROCESSOR = 2048  # NVIDIA sm_80 and newer
+# Hopper and data-centre Blackwell (Triton does not report it); registers or shared memory
+# bind first for mm's tiles, so a part with fewer threads a multiprocessor gets the same count
+THREADS_PER_PROCESSOR = 2048
 MAX_KERNELS = 256  # kernels remembered per process; past that, one program a multiprocessor
 
 _per_processor: dict[tuple[torch.device, Hashable], int] = {}
