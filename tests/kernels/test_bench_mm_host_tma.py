@@ -20,15 +20,24 @@ def bench() -> Any:
     return load_benchmark("bench_mm_host_tma")
 
 
-def test_each_way_computes_the_product(bench: Any, device: torch.device) -> None:
+@pytest.mark.parametrize("transposed", [False, True], ids=["rows", "odd-columns"])
+def test_each_way_computes_the_product(bench: Any, device: torch.device,
+                                       transposed: bool) -> None:
     if not _mm_tma.target_has_tma():
         pytest.skip(f"{device}: Triton's target has no tensor descriptors")
-    a = seeded_randn(40, 48, dtype=torch.float16, seed=1, device=device)
-    b = seeded_randn(48, 72, dtype=torch.float16, seed=2, device=device)
+    if transposed:  # both stored by columns 41 and 47 elements apart: copied to aligned ones
+        a = seeded_randn(47, 41, dtype=torch.float16, seed=1, device=device).t()
+        b = seeded_randn(45, 47, dtype=torch.float16, seed=2, device=device).t()
+    else:
+        a = seeded_randn(40, 48, dtype=torch.float16, seed=1, device=device)
+        b = seeded_randn(48, 72, dtype=torch.float16, seed=2, device=device)
     ways = bench.ways(a, b, MMConfig(32, 64, 32, 4, 2))
     assert tuple(ways) == bench.WAYS
-    for name in ("torch", "pointer", "descriptors"):
-        assert_close("mm", ways[name](), a.float() @ b.float(), reduced=48)
+    for name in ("torch", "picked", "pointer", "descriptors"):
+        assert_close("mm", ways[name](), a.float() @ b.float(), reduced=a.shape[1])
+    copied_a, copied_b = ways["aligned copies"]()
+    assert (copied_a is a, copied_b is b) == (not transposed, not transposed)
+    assert torch.equal(copied_a, a) and torch.equal(copied_b, b)
     assert ways["make descriptors"]() is None
     assert ways["launch only"]() is None  # into its own output, which it does not return
 
