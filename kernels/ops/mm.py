@@ -741,7 +741,7 @@ def persistent_pays(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> bool:
 
     H200 A/B, 2026-11-28, device time head / base over the 136 record rows with K unsplit and
     more tiles than a wave. Both operands row by row and C's rows on 16 bytes: 128x256 tiles
-    1.00-1.46 where K <= 4096 (K under 1500 gaining most: 13460x16384x64 bf16 1.46,
+    0.97-1.46 where K <= 4096 (K under 1500 gaining most: 13460x16384x64 bf16 1.46,
     7119x8192x256 fp16 1.20, 2560x8192x512 bf16 1.13) and 0.93-1.01 past it; 64x128 tiles
     1.00-1.08 but 10536x16384x26 fp16 at 0.90 (1.69x torch still); 128x128 tiles 0.90 and
     0.98. C's rows off 16 bytes: 0.64-0.87 (8192x4657x317 bf16, 8192x5537x1025 bf16); an
