@@ -28,7 +28,6 @@ import triton
 from flagbot.kernels import timing
 from flagbot.kernels.device import Device, resolve
 from flagbot.kernels.ops import _mm_tma
-from flagbot.kernels.ops._mm_common import on_16_bytes
 from flagbot.kernels.ops._rows import alignment
 from flagbot.kernels.ops.mm import MMConfig, _aligned, mm, picked_config
 
@@ -63,8 +62,8 @@ def ways(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> dict[str, Callable[
     c = torch.empty((m, n), dtype=a.dtype, device=a.device)
 
     def copies() -> tuple[torch.Tensor, torch.Tensor]:
-        # what mm makes of operands whose rows (or columns) are off 16 bytes
-        return (a if on_16_bytes(a) else _aligned(a)[0]), (b if on_16_bytes(b) else _aligned(b)[0])
+        # what mm makes of operands whose rows (or columns) are off 16 bytes (others unchanged)
+        return _aligned(a)[0], _aligned(b)[0]
 
     aa, bb = copies()
     a_desc, b_desc, a_columns, b_columns = _mm_tma._descriptors(aa, bb, cfg.block_m, cfg.block_n,

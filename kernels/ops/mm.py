@@ -806,12 +806,13 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
     splits = cdiv(k, k_per_split)
     dst = c if splits == 1 else torch.empty((splits, m, n), dtype=torch.float32, device=a.device)
     sum_here = False  # the parts summed by the kernel's own programs (never the descriptor one)
-    if cfg.tma and cfg.persistent and splits == 1 and _mm_tma.ready(a, b):
-        _mm_tma.mm_tma_persistent(a, b, c, cfg.block_m, cfg.block_n, cfg.block_k, cfg.group_m,
-                                  cfg.warps, cfg.stages)
-    elif cfg.tma and _mm_tma.ready(a, b):
-        _mm_tma.mm_tma(a, b, dst, k_per_split, splits, cfg.block_m, cfg.block_n, cfg.block_k,
-                       cfg.group_m, cfg.warps, cfg.stages)
+    if cfg.tma and _mm_tma.ready(a, b):
+        if cfg.persistent and splits == 1:
+            _mm_tma.mm_tma_persistent(a, b, c, cfg.block_m, cfg.block_n, cfg.block_k,
+                                      cfg.group_m, cfg.warps, cfg.stages)
+        else:
+            _mm_tma.mm_tma(a, b, dst, k_per_split, splits, cfg.block_m, cfg.block_n,
+                           cfg.block_k, cfg.group_m, cfg.warps, cfg.stages)
     else:
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
         sum_here = splits > 1 and sums_in_kernel(cfg, a.dtype, tiles, splits)
