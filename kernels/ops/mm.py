@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from flagbot.kernels.ops import _mm_counters, _mm_memo, _mm_tma
+from flagbot.kernels.ops import _mm_counters, _mm_memo, _mm_tma, _resident
 from flagbot.kernels.ops._host import cdiv, next_power_of_2
 from flagbot.kernels.ops._mm_common import grouped_tile, on_16_bytes, step
 from flagbot.kernels.ops._reduce import sum_partials
@@ -52,6 +52,7 @@ LARGE_BY_COLUMNS = 1 << 23  # ... as does a 16-bit one stored by columns of this
 SKINNY_PART_K = 1024  # 16-bit, up to 64 rows: a K split four programs an SM keeps this much a part
 SUM_HERE_MIN_TILES = 32  # fp32 split this many tiles wide: parts summed in the kernel ...
 SUM_HERE_MAX_PARTS = 20480  # ... where a tile's parts hold at most this many elements
+ONE_STEP_MIN_TILES = TWO_WAVES  # fp32 one-step products: resident programs past this
 PERSISTENT_MIN_TILES = ONE_WAVE  # 16-bit descriptor tiles unsplit: resident programs past this
 PERSISTENT_MAX_K = 4096  # ... and K up to this (longer: 0.93-1.01x, the pipeline full anyway)
 IN_PLACE_STAGED = 48  # 2-byte elements a thread may stage a K step (48: 255 registers, no spill)
@@ -64,12 +65,13 @@ class MMConfig:
     whole tiles, so that the kernel is compiled without a masked last K tile (see _no_tail);
     copy_unaligned: operands whose rows do not start on 16 bytes are copied to padded rows
     first (_aligned); False reads them in place with narrower loads; a_rows: an A stored column
-    by column is copied row by row first (no rule uses it yet: fp32 products of a few rows read
-    down A's columns with an odd K ran at 0.2-0.3x torch with every tile tried, and such an A
-    is small beside B); tma: 16-bit operands that a tensor descriptor can address (after any
-    copy) are loaded through one where the target has them (_mm_tma), else as without it;
-    persistent: such a tma product with K unsplit runs as resident programs that each take
-    output tiles one after another (_mm_tma.mm_tma_persistent)."""
+    by column is copied row by row first (_row_copy; for fp32 where the row-major tiles then
+    take resident programs, see _pick); tma: 16-bit operands that a tensor descriptor can
+    address (after any copy) are loaded through one where the target has them (_mm_tma), else
+    as without it;
+    persistent: a product with K unsplit runs as resident programs that each take output
+    tiles one after another: through descriptors where tma (_mm_tma.mm_tma_persistent), else
+    the pointer kernel's, only where K is within one K tile (_mm_persistent_kernel)."""
 
     block_m: int
     block_n: int
@@ -324,6 +326,40 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, out_ptr, counters_ptr, M, N, K, k_per_split,
                ALIGN_AK: tl.constexpr, ALIGN_BK: tl.constexpr, ALIGN_BN: tl.constexpr,
                ALIGN_ML: tl.constexpr, ALIGN_NL: tl.constexpr, ALIGN_C: tl.constexpr,
                NO_TAIL: tl.constexpr, SUM_HERE: tl.constexpr):
+    _one_tile(tl.program_id(0), a_ptr, b_ptr, c_ptr, out_ptr, counters_ptr, M, N, K, k_per_split,
+              stride_am, stride_ak, stride_bk, stride_bn, stride_cs, stride_cm, m_load, n_load,
+              BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, DOT_PRECISION, ALIGN_AM, ALIGN_AK, ALIGN_BK,
+              ALIGN_BN, ALIGN_ML, ALIGN_NL, ALIGN_C, NO_TAIL, SUM_HERE, False)
+
+
+@triton.jit
+def _mm_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
+                          stride_bn, stride_cm, m_load, n_load, BLOCK_M: tl.constexpr,
+                          BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+                          DOT_PRECISION: tl.constexpr, ALIGN_AM: tl.constexpr,
+                          ALIGN_AK: tl.constexpr, ALIGN_BK: tl.constexpr,
+                          ALIGN_BN: tl.constexpr, ALIGN_ML: tl.constexpr,
+                          ALIGN_NL: tl.constexpr, ALIGN_C: tl.constexpr, NO_TAIL: tl.constexpr):
+    # K within one K tile, unsplit: each program takes output tiles num_programs apart, in one
+    # flattened loop, so that the next tile's loads overlap this tile's stores
+    tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=True):
+        _one_tile(tile, a_ptr, b_ptr, c_ptr, c_ptr, c_ptr, M, N, K, K, stride_am, stride_ak,
+                  stride_bk, stride_bn, 0, stride_cm, m_load, n_load, BLOCK_M, BLOCK_N, BLOCK_K,
+                  GROUP_M, DOT_PRECISION, ALIGN_AM, ALIGN_AK, ALIGN_BK, ALIGN_BN, ALIGN_ML,
+                  ALIGN_NL, ALIGN_C, NO_TAIL, False, True)
+
+
+@triton.jit
+def _one_tile(tile, a_ptr, b_ptr, c_ptr, out_ptr, counters_ptr, M, N, K, k_per_split, stride_am,
+              stride_ak, stride_bk, stride_bn, stride_cs, stride_cm, m_load, n_load,
+              BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+              GROUP_M: tl.constexpr, DOT_PRECISION: tl.constexpr, ALIGN_AM: tl.constexpr,
+              ALIGN_AK: tl.constexpr, ALIGN_BK: tl.constexpr, ALIGN_BN: tl.constexpr,
+              ALIGN_ML: tl.constexpr, ALIGN_NL: tl.constexpr, ALIGN_C: tl.constexpr,
+              NO_TAIL: tl.constexpr, SUM_HERE: tl.constexpr, ONE_STEP: tl.constexpr):
+    """Output tile `tile` (in grouped order) of split program_id(1); ONE_STEP: K fits one
+    K tile, loaded once with a mask along K (no loop and no separate tail to compile)."""
     # Exact rewrites that show the compiler what divides the row strides (Triton itself only
     # marks multiples of 16): a bf16 stride of 1000 is 16-byte aligned, and unseen that
     # alignment turns every tile load into 2-byte scalar loads.
@@ -343,7 +379,7 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, out_ptr, counters_ptr, M, N, K, k_per_split,
     stride_cm = (stride_cm // ALIGN_C) * ALIGN_C
     stride_cs = (stride_cs // ALIGN_C) * ALIGN_C
     split = tl.program_id(1)
-    pid_m, pid_n = grouped_tile(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    pid_m, pid_n = grouped_tile(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
     rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     k_lo = split * k_per_split
@@ -359,19 +395,24 @@ def _mm_kernel(a_ptr, b_ptr, c_ptr, out_ptr, counters_ptr, M, N, K, k_per_split,
     a_mask = rm[:, None] < m_load
     b_mask = rn[None, :] < n_load
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-    for _ in range(0, k_len // BLOCK_K):
-        a = tl.load(a_ptrs, mask=a_mask, other=0.0)
-        b = tl.load(b_ptrs, mask=b_mask, other=0.0)
+    if ONE_STEP:
+        a = tl.load(a_ptrs, mask=a_mask & (rk[None, :] < k_len), other=0.0)
+        b = tl.load(b_ptrs, mask=b_mask & (rk[:, None] < k_len), other=0.0)
         acc = tl.dot(a, b, acc, input_precision=DOT_PRECISION)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
-    # The partial last tile of K, masked. Where K divides evenly, whether this code is compiled
-    # in at all changes what the compiler makes of the main loop (NO_TAIL); see mm().
-    k_left = k_len % BLOCK_K
-    if not NO_TAIL and k_left > 0:
-        a = tl.load(a_ptrs, mask=a_mask & (rk[None, :] < k_left), other=0.0)
-        b = tl.load(b_ptrs, mask=b_mask & (rk[:, None] < k_left), other=0.0)
-        acc = tl.dot(a, b, acc, input_precision=DOT_PRECISION)
+    else:
+        for _ in range(0, k_len // BLOCK_K):
+            a = tl.load(a_ptrs, mask=a_mask, other=0.0)
+            b = tl.load(b_ptrs, mask=b_mask, other=0.0)
+            acc = tl.dot(a, b, acc, input_precision=DOT_PRECISION)
+            a_ptrs += BLOCK_K * stride_ak
+            b_ptrs += BLOCK_K * stride_bk
+        # The partial last tile of K, masked. Where K divides evenly, whether this code is
+        # compiled in at all changes what the compiler makes of the main loop (NO_TAIL).
+        k_left = k_len % BLOCK_K
+        if not NO_TAIL and k_left > 0:
+            a = tl.load(a_ptrs, mask=a_mask & (rk[None, :] < k_left), other=0.0)
+            b = tl.load(b_ptrs, mask=b_mask & (rk[:, None] < k_left), other=0.0)
+            acc = tl.dot(a, b, acc, input_precision=DOT_PRECISION)
     _store_tile(acc, c_ptr, out_ptr, counters_ptr, rm, rn, M, N, stride_cs, stride_cm,
                 SUM_HERE)
 
@@ -383,6 +424,7 @@ GEMV_BLOCK_R = 32
 # (outputs from, outputs to, K up to) of a GEMV with rows along N run as one launch of 8-output
 # programs: the span the tile run measured it on (fewer outputs leave too few programs)
 SMALL_GEMV = (256, 2048, 4096)
+GEMV_NARROW_PROGRAMS = 384  # rows along K: halved while fewer programs than this
 GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
 # one row times a 16-bit matrix stored row by row (see row_times_wide_matrix): outputs from
 # which aligned rows take its kernels (32-output GEMV programs or the tile kernel), and the
@@ -412,11 +454,16 @@ def _gemv_split(cfg: GemvConfig, rows: int, k: int, narrow: bool) -> GemvConfig:
     matrix's rows run along K: no second launch), each with a step along K twice as long (up
     to K's length), then K split (728x1x16384 fp32: 91 programs of 8 rows, 0.58x torch;
     1x513x16384 fp32, rows along N: 65 programs, 0.42x)."""
-    while narrow and cfg.block_r > 1 and cdiv(rows, cfg.block_r) < TARGET_PROGRAMS:
+    while narrow and cfg.block_r > 1 and cdiv(rows, cfg.block_r) < GEMV_NARROW_PROGRAMS:
         # as many elements a step as before, along K: halved rows alone left each thread one
         # 16-byte load a step (H200 A/B, 2026-11-27, device time x torch, halved rows ->
         # this: 728x1x16384 fp32 0.58 -> 1.07, 1307x1x16383 fp32 0.58 -> 0.77, 1025x1x9929
-        # fp16 0.84 -> 0.99; of the 16 rows it changes 15 ran 1.03-1.82x faster, one 0.99x)
+        # fp16 0.84 -> 0.99; of the 16 rows it changes 15 ran 1.03-1.82x faster, one 0.99x).
+        # Towards GEMV_NARROW_PROGRAMS, not TARGET_PROGRAMS (H200 A/B, 2026-11-28, device
+        # time, programs before -> after one more halving: 2136x1x4127 fp32 267 -> 534 1.31x
+        # faster, 1307x1x16383 fp32 327 -> 654 1.22x, 1112x1x544 bf16, 693x1x907 fp32 and
+        # 728x1x16384 fp32 within 2%; past 384 it lost: 1579x1x4097 bf16 395 -> 790 0.89x,
+        # 1025x1x9929 fp16 513 -> 1025 0.83x, 1024x1x1624 fp32 512 -> 1024 0.89x)
         cfg = replace(cfg, block_r=cfg.block_r // 2,
                       block_k=min(cfg.block_k * 2, max(cfg.block_k, next_power_of_2(k))))
     programs = cdiv(rows, cfg.block_r)
@@ -551,6 +598,12 @@ def _aligned(t: torch.Tensor) -> tuple[torch.Tensor, int]:
         # faster by 11-126%, 3 within 2%, 108x409x892 bf16 16.7 -> 17.9)
         padded, height = _aligned(t.t())
         return padded.t(), height
+    return _row_copy(t)
+
+
+def _row_copy(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """(a copy of `t` stored row by row, its rows padded to 16 elements; that padded width)."""
+    rows, cols = t.shape
     width = cdiv(cols, 16) * 16
     padded = torch.empty((rows, width), dtype=t.dtype, device=t.device)[:, :cols]
     padded.copy_(t)
@@ -722,15 +775,60 @@ def _pick(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
         k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
         wide_row = row_times_wide_matrix(b) if m == 1 else None
         return wide_row or gemv_config(max(m, n), k, a.dtype, k_contiguous)
-    cfg = in_place_warps(mm_config(m, n, k, a.dtype, a_columns=_by_columns(a),
-                                   unaligned=not (on_16_bytes(a) and on_16_bytes(b))), a, b)
+    cfg = _tiles(a, b, a_rows=False)
     if a.element_size() == 2:
         # 16-bit tiles through tensor descriptors where the target has them (else the pointer
         # kernel): H200 A/B of 2026-11-27 over the 237 such rows of the record, device time
         # 1.11x at 128x128 tiles (median; none slower), 1.03x at 128x256 (2 rows 6-7% slower),
         # 1.06x at 64x128 (6 of 79 slower, 4576x810x8192 fp16 by 12%), 1.03x at 32x64
-        cfg = replace(cfg, tma=True, persistent=persistent_pays(cfg, a, b))
+        return replace(cfg, tma=True, persistent=persistent_pays(cfg, a, b))
+    if one_step_persistent_pays(cfg, a, b):
+        return replace(cfg, persistent=True)
+    if _by_columns(a):
+        # An fp32 A stored by columns, copied row by row, where the row-major tiles then take
+        # resident programs. H200 A/B, 2026-11-28, device time x torch, in place -> copied:
+        # 8192x4604x9 t 0.81 -> 1.15, 16384x16384x8 t 0.87 -> 1.09, 4835x2096x13 t 0.88 ->
+        # 0.97. Copied for every fp32 A by columns, 18 of 24 such rows lost 5-63% (24x8389x607
+        # t 1.44 -> 0.54, 5456x3606x6171 t 1.48 -> 1.00), two split ones gained (80x1024x8191
+        # t 0.33 -> 0.54, 587x272x1025 t 0.50 -> 0.68) where others of their kind lost.
+        rows = _tiles(a, b, a_rows=True)
+        if one_step_persistent_pays(rows, a, b):
+            return replace(rows, a_rows=True, persistent=True)
     return cfg
+
+
+def _tiles(a: torch.Tensor, b: torch.Tensor, a_rows: bool) -> MMConfig:
+    """mm_config's tiles for a @ b, with `a_rows`: for A copied row by row first."""
+    m, k = a.shape
+    aligned = (a_rows or on_16_bytes(a)) and on_16_bytes(b)
+    return in_place_warps(mm_config(m, b.shape[1], k, a.dtype,
+                                    a_columns=_by_columns(a) and not a_rows,
+                                    unaligned=not aligned), a, b)
+
+
+def one_step_persistent_pays(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether an fp32 product (the pointer kernel) runs as resident programs looping over
+    output tiles (_mm_persistent_kernel): K unsplit and within one K tile (one load step, no K
+    loop), more tiles than two waves, tiles of at most 64 rows, and no two masks at once: K is
+    the whole K tile or 1 (which Triton compiles as a constant), or C's rows fall on 16 bytes.
+
+    H200 A/B, 2026-11-28, device time head / base over the 28 fp32 record rows of a wider
+    rule (2 rounds each; the one-step rows again in a second A/B): resident programs with a K
+    loop lost on every such row (0.75-0.98: 4096x288x896 0.75, 3952x317x256 0.80); with one
+    step they gained where K needs no mask (4391x4283x1 t 1.30, 2176x2887x16 1.16, 1847x1025x1
+    1.11, 131x11887x16 1.09) or C's rows are aligned (3865x4032x31 1.28; 512x2048x31,
+    1024x608x17, 4547x128x3 within 1%), and lost with a masked K and odd rows of C
+    (10037x15383x9 0.76, 6358x65x9 0.85, 2402x9101x2 0.90, 7314x257x17 0.96). Every gain was
+    at 465 tiles or more; at 143-256 tiles they were within 0.94-1.04 (1024x608x17: 0.99, then
+    0.94). The one-step tiles of up to 32x128 compile for sm_90 without spills where the K
+    mask is constant or the rows aligned; 128-row tiles spill."""
+    m, k = a.shape
+    n = b.shape[1]
+    k_unmasked = k == cfg.block_k or k == 1
+    c_aligned = n * a.element_size() % 16 == 0
+    return (a.dtype == torch.float32 and cfg.split_k == 1 and cfg.block_m <= 64
+            and k <= cfg.block_k and (k_unmasked or c_aligned)
+            and cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n) > ONE_STEP_MIN_TILES)
 
 
 def persistent_pays(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -785,7 +883,7 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         gemv_into(c, a, b, cfg)
         return c
     if cfg.a_rows and _by_columns(a):
-        a = a.contiguous()
+        a, _ = _row_copy(a)
     m_load, n_load = m, n
     if cfg.pad_k and k % cfg.block_k:
         k = cdiv(k, cfg.block_k) * cfg.block_k
@@ -820,16 +918,26 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         counters = _mm_counters.tile_counters(a.device, tiles) if sum_here else dst
         stride_s = 0 if splits == 1 else dst.stride(0)
         kernel: Any = _mm_kernel
-        kernel[(tiles, splits)](
-            a, b, dst, c, counters, m, n, k, k_per_split, a.stride(0), a.stride(1), b.stride(0),
-            b.stride(1), stride_s, dst.stride(-2), m_load, n_load, BLOCK_M=cfg.block_m,
-            BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
+        constants = dict(
+            BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k, GROUP_M=cfg.group_m,
             DOT_PRECISION=dot_precision(a.dtype), ALIGN_AM=alignment(a.stride(0)),
             ALIGN_AK=alignment(a.stride(1)), ALIGN_BK=alignment(b.stride(0)),
             ALIGN_BN=alignment(b.stride(1)), ALIGN_ML=alignment(m_load),
             ALIGN_NL=alignment(n_load), ALIGN_C=alignment(n, dst.stride(-2), stride_s),
-            NO_TAIL=_no_tail(a, b, k, cfg.block_k), SUM_HERE=sum_here, num_warps=cfg.warps,
-            num_stages=cfg.stages)
+            NO_TAIL=_no_tail(a, b, k, cfg.block_k))
+        if cfg.persistent and splits == 1 and k <= cfg.block_k and not cfg.tma:
+            # what the compiled kernel's registers and shared memory depend on
+            key = ("pointer", a.dtype, cfg.warps, cfg.stages, *constants.values())
+            persistent: Any = _mm_persistent_kernel
+            compiled = persistent[(min(tiles, _resident.programs(a.device, key)),)](
+                a, b, c, m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                m_load, n_load, **constants, num_warps=cfg.warps, num_stages=cfg.stages)
+            _resident.learn(a.device, key, compiled)
+        else:
+            kernel[(tiles, splits)](
+                a, b, dst, c, counters, m, n, k, k_per_split, a.stride(0), a.stride(1),
+                b.stride(0), b.stride(1), stride_s, dst.stride(-2), m_load, n_load, **constants,
+                SUM_HERE=sum_here, num_warps=cfg.warps, num_stages=cfg.stages)
     if splits > 1 and not sum_here:
         sum_partials(dst, splits, m * n, c)
     return c

@@ -1,6 +1,7 @@
-"""mm's persistent descriptor kernel (_mm_tma.mm_tma_persistent): resident programs that each
-take output tiles one after another, at small odd shapes on the interpreter (or a GPU with
-descriptors); the rule that picks it (mm.persistent_pays); and how many programs it launches
+"""mm's persistent kernels (_mm_tma.mm_tma_persistent through descriptors, and the pointer
+kernel's _mm_persistent_kernel for one K step): resident programs that each take output tiles
+one after another, at small odd shapes on the interpreter (or a GPU); the rules that pick them
+(mm.persistent_pays, mm.one_step_persistent_pays); and how many programs they launch
 (_resident)."""
 
 from __future__ import annotations
@@ -19,23 +20,30 @@ from flagbot.kernels.ops.mm import MMConfig, mm, persistent_pays, picked_config
 from .closeness import assert_close, seeded_randn
 
 F16 = torch.float16
+Grids = list[tuple[int, ...]]
+
+
+def watch_grids(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> Grids:
+    """The grid of each launch of jit kernel `name` of `module` from here to the test's end."""
+    grids: list[tuple[int, ...]] = []
+    real = getattr(module, name)
+
+    class Watched:
+        def __getitem__(self, grid: tuple[int, ...]) -> Any:
+            grids.append(grid)
+            return real[grid]
+
+    monkeypatch.setattr(module, name, Watched())
+    return grids
 
 
 @pytest.fixture
 def persistent_grids(monkeypatch: pytest.MonkeyPatch,
-                     device: torch.device) -> Iterator[list[int]]:
-    """The grid of each launch of the persistent kernel during the test."""
+                     device: torch.device) -> Iterator[Grids]:
+    """The grid of each launch of the persistent descriptor kernel during the test."""
     if not _mm_tma.target_has_tma():
         pytest.skip(f"{device}: Triton's target has no tensor descriptors")
-    grids: list[int] = []
-    real = _mm_tma._mm_tma_persistent_kernel
-
-    class Watched:
-        def __getitem__(self, grid: tuple[int]) -> Any:
-            grids.append(grid[0])
-            return real[grid]
-
-    monkeypatch.setattr(_mm_tma, "_mm_tma_persistent_kernel", Watched())
+    grids = watch_grids(monkeypatch, _mm_tma, "_mm_tma_persistent_kernel")
     _resident.clear()
     yield grids
     _resident.clear()
@@ -49,7 +57,7 @@ def _operand(rows: int, cols: int, by_columns: bool, seed: int, device: torch.de
 
 @pytest.mark.parametrize(("a_cols", "b_cols"), [(False, False), (True, True)], ids=["nn", "tt"])
 def test_programs_loop_over_more_tiles_than_they_are(
-        a_cols: bool, b_cols: bool, device: torch.device, persistent_grids: list[int]) -> None:
+        a_cols: bool, b_cols: bool, device: torch.device, persistent_grids: Grids) -> None:
     # 16x32 tiles over 72x80: 5 x 3 = 15 tiles with tails on M, N and K (200 = 3 x 64 + 8),
     # taken by fewer programs than tiles (one per multiprocessor the target reports, 4 on the
     # interpreter), so every program computes and stores several tiles
@@ -60,12 +68,12 @@ def test_programs_loop_over_more_tiles_than_they_are(
     assert_close("mm", mm(a, b, config=cfg), expected, 200)
     assert_close("mm", mm(a, b, config=cfg), expected, 200)  # its learnt grid, once more
     programs = _resident.multiprocessors(a.device)
-    assert persistent_grids[0] == min(15, programs)
-    assert all(g <= 15 for g in persistent_grids) and len(persistent_grids) == 2
+    assert persistent_grids[0] == (min(15, programs),)
+    assert all(g[0] <= 15 for g in persistent_grids) and len(persistent_grids) == 2
 
 
 def test_odd_operands_are_copied_then_looped_over(device: torch.device,
-                                                  persistent_grids: list[int]) -> None:
+                                                  persistent_grids: Grids) -> None:
     # every dim odd: both operands copied to rows on 16 bytes, described, then tiled
     a = seeded_randn(67, 131, dtype=F16, device=device)
     b = seeded_randn(131, 45, dtype=F16, seed=1, device=device)
@@ -75,7 +83,7 @@ def test_odd_operands_are_copied_then_looped_over(device: torch.device,
 
 
 def test_a_split_product_keeps_the_split_kernel(device: torch.device,
-                                                persistent_grids: list[int]) -> None:
+                                                persistent_grids: Grids) -> None:
     a = seeded_randn(40, 256, dtype=F16, device=device)
     b = seeded_randn(256, 48, dtype=F16, seed=1, device=device)
     cfg = MMConfig(32, 32, 64, 4, 2, split_k=2, tma=True, persistent=True)
@@ -84,7 +92,7 @@ def test_a_split_product_keeps_the_split_kernel(device: torch.device,
 
 
 def test_picked_where_the_rule_says(monkeypatch: pytest.MonkeyPatch, device: torch.device,
-                                    persistent_grids: list[int]) -> None:
+                                    persistent_grids: Grids) -> None:
     # the rule's tile threshold lowered so that a product the interpreter can run takes it
     monkeypatch.setattr(mm_module, "PERSISTENT_MIN_TILES", 2)
     a = seeded_randn(150, 72, dtype=F16, device=device)
@@ -155,4 +163,87 @@ def test_learnt_counts_are_per_kernel_and_bounded(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(_resident, "MAX_KERNELS", 1)
     _resident.learn(cpu, "k2", small)
     assert _resident.programs(cpu, "k2") == 10  # past the bound: one per multiprocessor
+    _resident.clear()
+
+
+@pytest.mark.parametrize("k", [13, 16, 1], ids=["masked", "whole-tile", "one"])
+@pytest.mark.parametrize("dtype", [torch.float32, F16])
+@pytest.mark.parametrize("transposed", [False, True], ids=["rows", "columns"])
+def test_the_pointer_kernel_loops_over_tiles_too(k: int, dtype: torch.dtype, transposed: bool,
+                                                 device: torch.device,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # 16x32 tiles over 70x130 (5 x 5 tiles, tails on M and N), K within one 16-wide step
+    # (masked at 13), by at most one program per multiprocessor the target reports
+    _resident.clear()
+    grids = watch_grids(monkeypatch, mm_module, "_mm_persistent_kernel")
+    a = seeded_randn(70, k, dtype=dtype, device=device)
+    b = seeded_randn(k, 130, dtype=dtype, seed=1, device=device)
+    if transposed:
+        a, b = a.t().contiguous().t(), b.t().contiguous().t()
+    cfg = MMConfig(16, 32, 16, 4, 2, persistent=True, copy_unaligned=False)
+    assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
+    assert grids == [(min(25, _resident.multiprocessors(a.device)),)]
+    _resident.clear()
+
+
+def test_a_k_loop_keeps_the_split_grid_kernel(device: torch.device,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # resident programs are compiled for one K step only: a longer K asked for persistent
+    # still runs (and is right) on the split-grid kernel
+    grids = watch_grids(monkeypatch, mm_module, "_mm_persistent_kernel")
+    a = seeded_randn(70, 50, device=device)
+    b = seeded_randn(50, 130, seed=1, device=device)
+    cfg = MMConfig(16, 32, 16, 4, 2, persistent=True, copy_unaligned=False)
+    assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), 50)
+    assert grids == []
+
+
+def test_fp32_picks_resident_programs_only_for_one_unmasked_step_or_aligned_rows() -> None:
+    def picked(m: int, n: int, k: int) -> MMConfig:
+        cfg = picked_config(torch.empty((m, k), device="meta"),
+                            torch.empty((k, n), device="meta"))
+        assert isinstance(cfg, MMConfig)
+        return cfg
+
+    assert picked(4391, 4283, 1).persistent  # K of 1: a constant mask
+    assert picked(2176, 2887, 16).persistent  # K the whole K tile, C's rows odd
+    assert picked(3865, 4032, 31).persistent  # K masked, C's rows on 16 bytes
+    assert not picked(2402, 9101, 2).persistent  # K masked and C's rows odd
+    assert not picked(7314, 257, 17).persistent
+    assert not picked(2459, 4095, 2048).persistent  # a K loop
+    assert not picked(256, 256, 16).persistent  # 8 x 2 tiles: under a wave
+
+
+def test_fp32_a_by_columns_is_copied_by_rows_where_resident_programs_follow() -> None:
+    def picked(m: int, n: int, k: int) -> MMConfig:
+        a = torch.empty((k, m), device="meta").t()
+        cfg = picked_config(a, torch.empty((n, k), device="meta").t())
+        assert isinstance(cfg, MMConfig)
+        return cfg
+
+    assert picked(8192, 4604, 9).a_rows and picked(8192, 4604, 9).persistent
+    assert not picked(1025, 64, 3).a_rows  # 33 tiles: no resident programs, no copy
+    assert not picked(24, 8389, 607).a_rows  # a K loop: read in place
+
+
+@pytest.mark.parametrize("k", [13, 16])
+def test_a_copied_by_rows_then_looped_over(k: int, device: torch.device,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # an fp32 A stored by columns (70 rows, 70 apart: off 16 bytes), copied row by row into
+    # padded rows, then the one-step resident programs over 5 x 5 tiles
+    _resident.clear()
+    grids = watch_grids(monkeypatch, mm_module, "_mm_persistent_kernel")
+    copied: list[tuple[int, ...]] = []
+    real_copy = mm_module._row_copy
+
+    def row_copy(t: torch.Tensor) -> tuple[torch.Tensor, int]:
+        copied.append(tuple(t.stride()))
+        return real_copy(t)
+
+    monkeypatch.setattr(mm_module, "_row_copy", row_copy)
+    a = seeded_randn(k, 70, device=device).t()
+    b = seeded_randn(130, k, seed=1, device=device).t()
+    cfg = MMConfig(16, 32, 16, 4, 2, a_rows=True, persistent=True, copy_unaligned=False)
+    assert_close("mm", mm(a, b, config=cfg), a.double() @ b.double(), k)
+    assert copied == [(1, 70)] and len(grids) == 1  # A alone, from its columns
     _resident.clear()

@@ -59,6 +59,10 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     # ... each halving of the rows doubling the step along K, as many elements a step
     assert few.block_r * few.block_k == 8 * 256
     assert gemv_config(300, 200, torch.float32, k_contiguous=True).block_k == 256  # K's length
+    # ... down to three programs a multiprocessor or more: 2136 rows of 8 are 267 programs,
+    # halved to 534; 1579 rows of 4 (395 programs) stay
+    assert gemv_config(2136, 4127, torch.float32, k_contiguous=True).block_r == 4
+    assert gemv_config(1579, 4097, torch.bfloat16, k_contiguous=True).block_r == 4
     assert gemv_config(100, 16384, torch.float32, k_contiguous=True).split_k > 1
     # one output column over a long K, and one output row, as GEMV (split)
     a, v = seeded_randn(70, 3000, device=device), seeded_randn(3000, 1, seed=1, device=device)
