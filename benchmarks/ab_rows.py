@@ -2,29 +2,33 @@
 a patch applied, alternately, so that both see the same card, host and hour.
 
 Run (device machine, repository root, flagbot installed from it):
-  python benchmarks/ab_rows.py PATCH --results FILE [--ops add,mul] [--below 0.95]
+  python benchmarks/ab_rows.py PATCH [PATCH...] --results FILE [--ops add,mul] [--below 0.95]
       [--guards 20] [--also CASE,...] [--changed] [--rounds 2] [--out DIR]
       [--dry-run | --again]
       [-- BENCH_KERNELS ARGS...]
-PATCH is a unified diff against this tree (`git diff main BRANCH > x.patch`). The rows: those
+PATCH is a unified diff against this tree (`git diff main BRANCH > x.patch`). Several patches
+are several heads, each its own patched copy, all timed in every round beside the one base
+(one machine start and one base timing for several candidate changes): files and reports are
+then named head1, head2, ... in the order given (one patch: head). The rows: those
 of FILE (a bench_kernels result, JSON or gzipped) for `--ops` under `--below` times torch
 (launch-inclusive or device time), plus `--guards` passing rows per op drawn evenly across
 the rest (what a change must not slow down), plus the rows of the cases named in `--also`,
-plus with `--changed` every row whose kernel launches the patch changes (ptx_audit.py
+plus with `--changed` every row whose kernel launches a patch changes (ptx_audit.py
 --launches in both trees: the launches the rules pick, found on the CPU).
 bench_kernels re-times their cases
 (`--cases`, the file's seeds), base and head in turn for `--rounds` rounds, FlagGems left out;
 per row and variant the lowest reading of the rounds is kept (a disturbance only adds time).
 Rows are matched by what they measure (op, case, dtype, layout), not by key.
-Writes DIR/base-N.json and DIR/head-N.json per round and DIR/ab.json (`--again` compares the
-rounds already in DIR, on any machine, without building the head tree: with `--changed` it
-reads the launches DIR/launches-base.json and DIR/launches-head.json the timed run wrote, so a
-patch since merged into this tree can still be judged); prints per op how many
+Writes DIR/base-N.json and DIR/HEAD-N.json per round and DIR/ab.json (several heads:
+DIR/ab-HEAD.json each; `--again` compares the rounds already in DIR, on any machine, without
+building the head trees: with `--changed` it reads the launches DIR/launches-base.json and
+DIR/launches-HEAD.json the timed run wrote, so a patch since merged into this tree can still
+be judged); prints per head and op how many
 rows meet the target (>= 0.95x torch) in base and head, the rows that moved by over 5%, and
 every row a variant failed to compute right (an error, an inaccurate result, or no reading);
-exits 1 where the patched tree failed any.
+exits 1 where a patched tree failed any.
 
-The head tree is a copy of this one with the patch applied, imported through a folder that
+A head tree (DIR/HEAD/tree) is a copy of this one with the patch applied, imported through a folder that
 maps `flagbot.kernels` (and hooks, bot) to it, placed first on PYTHONPATH; nothing is
 installed, and the base tree is never modified.
 """
@@ -190,18 +194,20 @@ def variant_env(site: Path | None) -> dict[str, str]:
     return env
 
 
-def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None) -> set[str]:
+def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None,
+                 name: str = "head", base_captured: bool = False) -> set[str]:
     """The rows (`op case dtype layout`) of `ops` in `results` whose kernel launches differ
-    between this tree and the head tree (ptx_audit's capture: CPU only, nothing compiled):
+    between this tree and the head tree `name` (ptx_audit's capture: CPU only, nothing compiled;
+    `base_captured`: this tree's launches are already in `out`, from another head):
     another kernel, tile, warps, stages or specialisation. A constant only one tree's kernel
     takes is left out of the comparison, as is an argument only one tree's kernel takes: a
     parameter the patch adds to a kernel (a bound it states, a buffer it writes) would
     otherwise mark every row of that kernel, whatever the rules pick. `site`
     None: the launches an earlier run wrote to `out` (nothing captured again)."""
     launches = {}
-    for name, env_site in (("base", None), ("head", site)):
-        target = (out / f"launches-{name}.json").resolve()
-        if site is not None:
+    for variant, env_site in (("base", None), (name, site)):
+        target = (out / f"launches-{variant}.json").resolve()
+        if site is not None and not (variant == "base" and base_captured):
             tree = ROOT if env_site is None else site.parent / "tree"
             # run from the variant's own tree: a `flagbot/` in the working directory would
             # shadow the site folder
@@ -210,13 +216,13 @@ def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None) ->
                                    "--launches", str(target)],
                                   env=variant_env(env_site), cwd=tree, check=False)
             if done.returncode != 0 or not target.exists():
-                raise SystemExit(f"ab_rows: --changed: ptx_audit in the {name} tree exited "
+                raise SystemExit(f"ab_rows: --changed: ptx_audit in the {variant} tree exited "
                                  f"{done.returncode} (its messages are above)")
         elif not target.exists():
             raise SystemExit(f"ab_rows: --again --changed: {target} is missing (the timed run "
                              "writes it; copy it back with the rounds)")
-        launches[name] = {row: [json.loads(k) for k in keys] for row, keys in
-                          json.loads(target.read_text(encoding="utf-8")).items()}
+        launches[variant] = {row: [json.loads(k) for k in keys] for row, keys in
+                             json.loads(target.read_text(encoding="utf-8")).items()}
     # (kernel, name) pairs for constants, and for arguments (types, divisibility), in both trees
     named = [{(s["kernel"], c) for made in tree.values() for s in made
               for c in [*s["constexprs"], *s.get("types", {}), *s.get("divisible", [])]}
@@ -235,7 +241,7 @@ def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None) ->
                                  sort_keys=True) for s in made)
 
     return {row for row, made in launches["base"].items()
-            if choice(launches["head"].get(row, [])) != choice(made)}
+            if choice(launches[name].get(row, [])) != choice(made)}
 
 
 def run_variant(name: str, extra: list[str], out: Path, site: Path | None,
@@ -257,7 +263,8 @@ def run_variant(name: str, extra: list[str], out: Path, site: Path | None,
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("patch", type=Path)
+    p.add_argument("patches", type=Path, nargs="+", metavar="PATCH",
+                   help="one head per patch, all timed beside one base")
     p.add_argument("--results", type=Path, required=True)
     p.add_argument("--ops", default="add,mul,gelu,silu")
     p.add_argument("--below", type=float, default=0.95)
@@ -276,9 +283,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="time nothing: compare the base-N.json and head-N.json already in --out")
     args, passthrough = p.parse_known_args(argv)
     passthrough = [a for a in passthrough if a != "--"]
-    for path in (args.patch, args.results):
+    for path in (*args.patches, args.results):
         if not path.is_file():
             p.error(f"{path}: no such file")
+    heads = (["head"] if len(args.patches) == 1
+             else [f"head{i}" for i in range(1, len(args.patches) + 1)])
     ops = [o for o in args.ops.split(",") if o]
     result = bench_kernels.sweep_pool.read_result(args.results)
     rows = bench_kernels.sweep_pool.all_rows(result)
@@ -294,14 +303,22 @@ def main(argv: list[str] | None = None) -> int:
     guards += list({row_id(r): r for r in named}.values())
     args.out.mkdir(parents=True, exist_ok=True)
     # --again times nothing, so it needs no head tree (its patch may be merged here by now)
-    site = None if args.again else build_head(args.patch, args.out / "head")
+    sites = {name: None if args.again else build_head(patch, args.out / name)
+             for name, patch in zip(heads, args.patches, strict=True)}
     if args.changed:
-        changed = changed_rows(args.results, ops, args.out, site)
+        changed: set[str] = set()
+        for i, (name, site) in enumerate(sites.items()):
+            found = changed_rows(args.results, ops, args.out, site, name, base_captured=i > 0)
+            if len(heads) > 1:
+                print(f"ab_rows: {name} ({args.patches[i]}) changes the launches of "
+                      f"{len(found)} rows", file=sys.stderr)
+            changed |= found
         picked = {row_id(r) for r in slow + guards}
         moved = [r for r in rows if r["op"] in ops and "us" in r and row_id(r) not in picked
                  and ptx_audit.row_name(r) in changed]
         guards += list({row_id(r): r for r in moved}.values())
-        print(f"ab_rows: the patch changes the launches of {len(changed)} rows; "
+        print(f"ab_rows: the patch{'es' if len(heads) > 1 else ''} change"
+              f"{'' if len(heads) > 1 else 's'} the launches of {len(changed)} rows; "
               f"{len(moved)} more re-timed", file=sys.stderr)
     chosen = slow + guards
     if not chosen:
@@ -311,29 +328,39 @@ def main(argv: list[str] | None = None) -> int:
           f"bench_kernels {' '.join(extra)}", file=sys.stderr)
     if args.dry_run:
         return 0
-    runs: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in ["base", *heads]}
     if args.again:
         for name, done in runs.items():
             done += [json.loads(f.read_text(encoding="utf-8"))
                      for f in sorted(args.out.glob(f"{name}-*.json"))]
         if not all(runs.values()):
-            p.error(f"--again: {args.out} lacks base-N.json or head-N.json")
+            p.error(f"--again: {args.out} lacks base-N.json or one of "
+                    f"{', '.join(h + '-N.json' for h in heads)}")
     for n in range(0 if args.again else args.rounds):
         runs["base"].append(run_variant(f"base-{n}", extra, args.out, None,
                                         ROOT / "benchmarks" / "bench_kernels.py"))
-        runs["head"].append(run_variant(f"head-{n}", extra, args.out, site,
-                                        args.out / "head" / "tree" / "benchmarks"
-                                        / "bench_kernels.py"))
+        for name, site in sites.items():
+            runs[name].append(run_variant(f"{name}-{n}", extra, args.out, site,
+                                          args.out / name / "tree" / "benchmarks"
+                                          / "bench_kernels.py"))
     ids = {row_id(r) for r in chosen}
-    ab = compare(best_of(runs["base"], ids), best_of(runs["head"], ids),
-                 {name: broken(done, ids) for name, done in runs.items()})
-    (args.out / "ab.json").write_text(json.dumps(ab, indent=1), encoding="utf-8")
-    print(report(ab))
-    if ab["failed"].get("head"):
-        print(f"ab_rows: the patched tree failed {len(ab['failed']['head'])} row(s) that are "
-              "listed above: the patch breaks them", file=sys.stderr)
-        return 1
-    return 0
+    base = best_of(runs["base"], ids)
+    base_broken = broken(runs["base"], ids)
+    code = 0
+    for name, patch in zip(heads, args.patches, strict=True):
+        ab = compare(base, best_of(runs[name], ids),
+                     {"base": base_broken, "head": broken(runs[name], ids)})
+        saved = "ab.json" if len(heads) == 1 else f"ab-{name}.json"
+        (args.out / saved).write_text(json.dumps(ab, indent=1), encoding="utf-8")
+        if len(heads) > 1:
+            print(f"## {name}: {patch}\n")
+        print(report(ab))
+        if ab["failed"].get("head"):
+            print(f"ab_rows: the patched tree {name} ({patch}) failed "
+                  f"{len(ab['failed']['head'])} row(s) that are listed above: the patch breaks "
+                  "them", file=sys.stderr)
+            code = 1
+    return code
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Long bench_kernels.py sweeps on a lent GPU machine whose commands are cut after minutes:
 #   benchmarks/device_sweep.sh start [BENCH ARGS...]  install, start the sweep detached, wait
-#   benchmarks/device_sweep.sh ab PATCH [AB ARGS...]  the same for benchmarks/ab_rows.py (head
-#                                                      vs base; its JSON files come back as
-#                                                      ab.tgz: `ab_rows.py --again` on them)
+#   benchmarks/device_sweep.sh ab PATCH... [AB ARGS...]  the same for benchmarks/ab_rows.py
+#                                                      (each patch a head timed beside one base;
+#                                                      its JSON files come back as ab.tgz:
+#                                                      `ab_rows.py --again` on them)
 #   benchmarks/device_sweep.sh wait                    wait again for the same sweep
 # Each call waits up to $WAIT seconds (default 540), then copies the sweep's JSON, Markdown and
 # log so far to $OUT (default ./out; the per-stage results as parts.tgz); the sweep itself runs
@@ -55,8 +56,9 @@ end=$((SECONDS + WAIT))
 while kill -0 "$(cat "$W/pid")" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 5; done
 cp "$W"/card.txt "$W"/sweep.* "$OUT"/ 2>/dev/null
 # ab's rounds go back as one file (a lent machine returns only a few files a call), without
-# the patched tree's copy
-[ -d "$W/ab" ] && tar czf "$OUT/ab.tgz" -C "$W" --exclude=ab/head ab
+# the patched trees' copies (ab/head/, or ab/head1/, ab/head2/, ... for several patches)
+[ -d "$W/ab" ] && tar czf "$OUT/ab.tgz" -C "$W" --exclude=ab/head --exclude='ab/head[0-9]' \
+  --exclude='ab/head[0-9][0-9]' ab
 tar czf "$OUT/parts.tgz" -C "$W" --exclude='*.log' --exclude='*.db' sweep.parts 2>/dev/null
 python3 benchmarks/triton_cache.py pack "$OUT/triton-cache.tgz" ${CACHE_MB:+--max-mb "$CACHE_MB"}
 if kill -0 "$(cat "$W/pid")" 2>/dev/null; then echo "sweep still running"; else echo "sweep ended"; fi

@@ -207,6 +207,64 @@ def test_main_compares_the_rounds_and_exits_1_where_the_head_breaks_rows(
                  "--again"])
 
 
+def test_several_patches_are_heads_timed_beside_one_base(
+        ab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # two candidate changes in one run: each its own patched tree, both timed in every round
+    # after the one base; each judged against that base, and the run exits 1 because the
+    # second breaks a row (the first's report still stands)
+    record = {"rows": [], "random": [{"seed": 3, "count": 2, "rows": [
+        _row("random:3:0", "add", "9x7", 0.5, 0.5, us=20.0),
+        _row("random:3:1", "add", "9x8", 1.2, 1.2)]}]}
+    results = tmp_path / "record.json"
+    results.write_text(json.dumps(record))
+    host = Path(ab.ROOT) / "kernels" / "ops" / "_host.py"
+    text = host.read_text(encoding="utf-8")
+    patches = []
+    for i in (1, 2):
+        patches.append(tmp_path / f"p{i}.patch")
+        patches[-1].write_text(_patch(text, text + f"# change {i}\n", "kernels/ops/_host.py"))
+    runs: list[tuple[str, Path | None]] = []
+
+    def recorded(name: str, extra: list[str], out: Path, site: Path | None,
+                 bench: Path) -> dict[str, Any]:
+        runs.append((name, site))
+        rows = [dict(r) for r in record["random"][0]["rows"]]
+        if name.startswith("head1"):
+            rows[0] = _row("random:3:0", "add", "9x7", 1.0, 1.0, us=10.0)
+        if name.startswith("head2"):
+            rows[1] = {**rows[1], "accuracy": "FAIL (nan)"}
+        done = {"rows": [], "random": [{"seed": 3, "count": 2, "rows": rows}]}
+        (out / f"{name}.json").write_text(json.dumps(done))
+        return done
+
+    monkeypatch.setattr(ab, "run_variant", recorded)
+    out = tmp_path / "out"
+    args = [*map(str, patches), "--results", str(results), "--ops", "add", "--guards", "1",
+            "--out", str(out)]
+    assert ab.main(args) == 1
+    assert [name for name, _ in runs] == ["base-0", "head1-0", "head2-0", "base-1", "head1-1",
+                                          "head2-1"]
+    for name, site in runs:
+        if name.startswith("head"):
+            assert site == out / name[:5] / "site"
+            patched = (out / name[:5] / "tree" / "kernels" / "ops" / "_host.py").read_text()
+            assert patched.endswith(f"# change {name[4]}\n")
+    first = json.loads((out / "ab-head1.json").read_text())
+    second = json.loads((out / "ab-head2.json").read_text())
+    assert [m["key"] for m in first["moved"]] == [_id("9x7")] and not first["failed"]["head"]
+    assert second["failed"]["head"] == {_id("9x8"): "FAIL (nan)"} and not second["moved"]
+    said = capsys.readouterr()
+    assert f"## head1: {patches[0]}" in said.out and f"## head2: {patches[1]}" in said.out
+    assert "head2" in said.err and "breaks" in said.err and "head1 (" not in said.err
+    # --again compares the rounds left for every head, none built again
+    monkeypatch.setattr(ab, "run_variant", None)
+    monkeypatch.setattr(ab, "build_head", None)
+    (out / "ab-head1.json").unlink()
+    assert ab.main([*args, "--again"]) == 1
+    assert json.loads((out / "ab-head1.json").read_text()) == first
+
+
 def test_a_bench_that_exits_1_for_rows_below_target_still_counts(ab: Any, tmp_path: Path
                                                                  ) -> None:
     # bench_kernels exits 1 when rows miss the target: that is a finished sweep to compare
@@ -308,6 +366,28 @@ def test_changed_leaves_out_arguments_only_one_tree_has(ab: Any, tmp_path: Path,
                      "c": [spec("*fp16", [], out_ptr="*i32")]}}
 
     assert _changed(ab, tmp_path, monkeypatch, made) == {"b", "c"}
+
+
+def test_a_second_head_compares_against_the_base_launches_captured_once(
+        ab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def spec(block: int) -> str:
+        return json.dumps({"kernel": "m:k", "warps": 4, "constexprs": {"BLOCK": block}},
+                          sort_keys=True)
+
+    (tmp_path / "launches-base.json").write_text(json.dumps({"a": [spec(64)], "b": [spec(64)]}))
+    captured: list[str] = []
+
+    def fake_run(cmd: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        target = Path(cmd[cmd.index("--launches") + 1])
+        captured.append(target.name)
+        target.write_text(json.dumps({"a": [spec(128)], "b": [spec(64)]}))
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(ab.subprocess, "run", fake_run)
+    (tmp_path / "head2").mkdir()
+    found = ab.changed_rows(tmp_path / "r.json", ["mm"], tmp_path, tmp_path / "head2" / "site",
+                            "head2", base_captured=True)
+    assert found == {"a"} and captured == ["launches-head2.json"]
 
 
 def test_again_judges_a_merged_patch_from_the_launches_the_run_left(

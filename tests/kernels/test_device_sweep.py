@@ -62,6 +62,9 @@ def test_wait_sends_ab_rounds_back_as_one_file_without_the_patched_tree(tmp_path
     for name in ("base-0", "head-0", "base-1", "head-1", "ab"):
         (work / "ab" / f"{name}.json").write_text("{}")
     (work / "ab" / "head" / "tree" / "big.py").write_text("x" * 1000)
+    (work / "ab" / "head2" / "tree").mkdir(parents=True)  # a second patch's tree
+    (work / "ab" / "head2" / "tree" / "big.py").write_text("x" * 1000)
+    (work / "ab" / "head2-0.json").write_text("{}")
     kernel = work / "triton" / "KEY"  # one compiled kernel in Triton's cache
     kernel.mkdir(parents=True)
     (kernel / "k.cubin").write_bytes(b"\x7fELF")
@@ -77,4 +80,6 @@ def test_wait_sends_ab_rounds_back_as_one_file_without_the_patched_tree(tmp_path
     with tarfile.open(out / "ab.tgz") as tar:
         names = set(tar.getnames())
     assert {f"ab/{n}.json" for n in ("base-0", "head-0", "base-1", "head-1", "ab")} <= names
-    assert not any(n == "ab/head" or n.startswith("ab/head/") for n in names)
+    assert "ab/head2-0.json" in names
+    assert not any(n in ("ab/head", "ab/head2") or n.startswith(("ab/head/", "ab/head2/"))
+                   for n in names)
