@@ -154,21 +154,31 @@ def test_dry_run_on_the_record(ab: Any, tmp_path: Path, capsys: pytest.CaptureFi
         ab.main([str(tmp_path / "missing.patch"), "--results", str(RECORD)])
 
 
+def _slow_and_passing(tmp_path: Path) -> tuple[dict[str, Any], Path]:
+    """A record of two add rows, one at 0.5x torch and one passing, and its file."""
+    record = {"rows": [], "random": [{"seed": 3, "count": 2, "rows": [
+        _row("random:3:0", "add", "9x7", 0.5, 0.5, us=20.0),
+        _row("random:3:1", "add", "9x8", 1.2, 1.2)]}]}
+    results = tmp_path / "record.json"
+    results.write_text(json.dumps(record))
+    return record, results
+
+
+def _host_patch(ab: Any, path: Path, comment: str) -> Path:
+    """A patch at `path` that adds `comment` to the end of kernels/ops/_host.py."""
+    text = (Path(ab.ROOT) / "kernels" / "ops" / "_host.py").read_text(encoding="utf-8")
+    path.write_text(_patch(text, text + comment, "kernels/ops/_host.py"))
+    return path
+
+
 @pytest.mark.parametrize("head_breaks", [False, True])
 def test_main_compares_the_rounds_and_exits_1_where_the_head_breaks_rows(
         ab: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str], head_breaks: bool) -> None:
     # bench_kernels needs an accelerator; here each variant's run is the recorded result it
     # would write (the head twice as fast on the slow row, or failing it)
-    record = {"rows": [], "random": [{"seed": 3, "count": 2, "rows": [
-        _row("random:3:0", "add", "9x7", 0.5, 0.5, us=20.0),
-        _row("random:3:1", "add", "9x8", 1.2, 1.2)]}]}
-    results = tmp_path / "record.json"
-    results.write_text(json.dumps(record))
-    host = Path(ab.ROOT) / "kernels" / "ops" / "_host.py"
-    text = host.read_text(encoding="utf-8")
-    patch = tmp_path / "comment.patch"
-    patch.write_text(_patch(text, text + "# a comment\n", "kernels/ops/_host.py"))
+    record, results = _slow_and_passing(tmp_path)
+    patch = _host_patch(ab, tmp_path / "comment.patch", "# a comment\n")
     runs: list[str] = []
 
     def recorded(name: str, extra: list[str], out: Path, site: Path | None,
@@ -213,17 +223,8 @@ def test_several_patches_are_heads_timed_beside_one_base(
     # two candidate changes in one run: each its own patched tree, both timed in every round
     # after the one base; each judged against that base, and the run exits 1 because the
     # second breaks a row (the first's report still stands)
-    record = {"rows": [], "random": [{"seed": 3, "count": 2, "rows": [
-        _row("random:3:0", "add", "9x7", 0.5, 0.5, us=20.0),
-        _row("random:3:1", "add", "9x8", 1.2, 1.2)]}]}
-    results = tmp_path / "record.json"
-    results.write_text(json.dumps(record))
-    host = Path(ab.ROOT) / "kernels" / "ops" / "_host.py"
-    text = host.read_text(encoding="utf-8")
-    patches = []
-    for i in (1, 2):
-        patches.append(tmp_path / f"p{i}.patch")
-        patches[-1].write_text(_patch(text, text + f"# change {i}\n", "kernels/ops/_host.py"))
+    record, results = _slow_and_passing(tmp_path)
+    patches = [_host_patch(ab, tmp_path / f"p{i}.patch", f"# change {i}\n") for i in (1, 2)]
     runs: list[tuple[str, Path | None]] = []
 
     def recorded(name: str, extra: list[str], out: Path, site: Path | None,
