@@ -28,9 +28,9 @@ rows meet the target (>= 0.95x torch) in base and head, the rows that moved by o
 every row a variant failed to compute right (an error, an inaccurate result, or no reading);
 exits 1 where a patched tree failed any.
 
-A head tree (DIR/HEAD/tree) is a copy of this one with the patch applied, imported through a folder that
-maps `flagbot.kernels` (and hooks, bot) to it, placed first on PYTHONPATH; nothing is
-installed, and the base tree is never modified.
+A head tree (DIR/HEAD/tree) is a copy of this one with the patch applied, imported through a
+folder that maps `flagbot.kernels` (and hooks, bot) to it, placed first on PYTHONPATH; nothing
+is installed, and the base tree is never modified.
 """
 from __future__ import annotations
 
@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dry-run", action="store_true",
                    help="build the head tree and print the bench_kernels arguments only")
     p.add_argument("--again", action="store_true",
-                   help="time nothing: compare the base-N.json and head-N.json already in --out")
+                   help="time nothing: compare the base-N.json and HEAD-N.json already in --out")
     args, passthrough = p.parse_known_args(argv)
     passthrough = [a for a in passthrough if a != "--"]
     for path in (*args.patches, args.results):
@@ -317,9 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         moved = [r for r in rows if r["op"] in ops and "us" in r and row_id(r) not in picked
                  and ptx_audit.row_name(r) in changed]
         guards += list({row_id(r): r for r in moved}.values())
-        print(f"ab_rows: the patch{'es' if len(heads) > 1 else ''} change"
-              f"{'' if len(heads) > 1 else 's'} the launches of {len(changed)} rows; "
-              f"{len(moved)} more re-timed", file=sys.stderr)
+        what = "the patches change" if len(heads) > 1 else "the patch changes"
+        print(f"ab_rows: {what} the launches of {len(changed)} rows; {len(moved)} more "
+              "re-timed", file=sys.stderr)
     chosen = slow + guards
     if not chosen:
         p.error(f"no rows of {args.ops} in {args.results}")
