@@ -2,8 +2,8 @@
 kernel, whose programs each loop over many pieces of work. Fewer leave multiprocessors idle;
 more queue behind the first ones and finish last.
 
-Fenced: used only by mm's persistent descriptor kernel (_mm_tma), on targets with tensor
-descriptors. A kernel's first launch runs one program per multiprocessor (always correct: the
+Fenced: used only by mm's persistent kernels (the descriptor one in _mm_tma, on targets with
+tensor descriptors, and the pointer kernel's one-step fp32 one in mm). A kernel's first launch runs one program per multiprocessor (always correct: the
 programs loop over whatever work is left) and hands back the compiled kernel, whose registers,
 shared memory and warps say how many fit on a multiprocessor; later launches of that kernel
 use that count. Where Triton reports none of it (another backend, the CPU interpreter), one per

@@ -339,7 +339,7 @@ def _mm_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, st
                           DOT_PRECISION: tl.constexpr, ALIGN_AM: tl.constexpr,
                           ALIGN_AK: tl.constexpr, ALIGN_BK: tl.constexpr,
                           ALIGN_BN: tl.constexpr, ALIGN_ML: tl.constexpr,
-                          ALIGN_NL: tl.constexpr, ALIGN_C: tl.constexpr, NO_TAIL: tl.constexpr):
+                          ALIGN_NL: tl.constexpr, ALIGN_C: tl.constexpr):
     # K within one K tile, unsplit: each program takes output tiles num_programs apart, in one
     # flattened loop, so that the next tile's loads overlap this tile's stores
     tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
@@ -347,7 +347,7 @@ def _mm_persistent_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, st
         _one_tile(tile, a_ptr, b_ptr, c_ptr, c_ptr, c_ptr, M, N, K, K, stride_am, stride_ak,
                   stride_bk, stride_bn, 0, stride_cm, m_load, n_load, BLOCK_M, BLOCK_N, BLOCK_K,
                   GROUP_M, DOT_PRECISION, ALIGN_AM, ALIGN_AK, ALIGN_BK, ALIGN_BN, ALIGN_ML,
-                  ALIGN_NL, ALIGN_C, NO_TAIL, False, True)
+                  ALIGN_NL, ALIGN_C, False, False, True)
 
 
 @triton.jit
@@ -924,8 +924,7 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
             DOT_PRECISION=dot_precision(a.dtype), ALIGN_AM=alignment(a.stride(0)),
             ALIGN_AK=alignment(a.stride(1)), ALIGN_BK=alignment(b.stride(0)),
             ALIGN_BN=alignment(b.stride(1)), ALIGN_ML=alignment(m_load),
-            ALIGN_NL=alignment(n_load), ALIGN_C=alignment(n, dst.stride(-2), stride_s),
-            NO_TAIL=_no_tail(a, b, k, cfg.block_k))
+            ALIGN_NL=alignment(n_load), ALIGN_C=alignment(n, dst.stride(-2), stride_s))
         if cfg.persistent and splits == 1 and k <= cfg.block_k and not cfg.tma:
             # what the compiled kernel's registers and shared memory depend on
             key = ("pointer", a.dtype, cfg.warps, cfg.stages, *constants.values())
@@ -938,7 +937,8 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
             kernel[(tiles, splits)](
                 a, b, dst, c, counters, m, n, k, k_per_split, a.stride(0), a.stride(1),
                 b.stride(0), b.stride(1), stride_s, dst.stride(-2), m_load, n_load, **constants,
-                SUM_HERE=sum_here, num_warps=cfg.warps, num_stages=cfg.stages)
+                NO_TAIL=_no_tail(a, b, k, cfg.block_k), SUM_HERE=sum_here, num_warps=cfg.warps,
+                num_stages=cfg.stages)
     if splits > 1 and not sum_here:
         sum_partials(dst, splits, m * n, c)
     return c
