@@ -49,6 +49,7 @@ SHORT_K, SMALL_OPERANDS = 64, 1 << 19
 SMALL_PRODUCT_K = 192  # 16-bit, more than 64 rows: K of 33 to three tiles, small operands
 COPY_READS = 4  # an unaligned fp32 row-major operand read fewer times than this stays in place
 LARGE_BY_COLUMNS = 1 << 23  # ... as does a 16-bit one stored by columns of this many elements
+SKINNY_ODD_B_ROWS16 = 32, 4096  # 16-bit B, odd rows, in place: 16-row tiles to rows, K
 SKINNY_PART_K = 1024  # 16-bit, up to 64 rows: a K split four programs an SM keeps this much a part
 SUM_HERE_MIN_TILES = 32  # fp32 split this many tiles wide: parts summed in the kernel ...
 SUM_HERE_MAX_PARTS = 20480  # ... where a tile's parts hold at most this many elements
@@ -100,10 +101,12 @@ def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
 
 
 def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
-              a_columns: bool = False, unaligned: bool = True) -> MMConfig:
+              a_columns: bool = False, unaligned: bool = True,
+              b_odd_rows: bool = False) -> MMConfig:
     """The tile configuration for an (m, k) @ (k, n) product in `dtype`; `a_columns`: A is
     stored column by column (a transposed operand read in place); `unaligned`: an operand's
-    rows (or columns) are off 16 bytes apart.
+    rows (or columns) are off 16 bytes apart; `b_odd_rows`: B is 16-bit with rows (or columns)
+    an odd number of elements apart (_odd_rows), which skinny products read in place.
 
     From one H100 sweep of 80 shapes x up to 80 configurations (2026-11-26, device time,
     benchmarks/bench_mm_tiles.py; x torch in brackets): fp32 (3xTF32) row-major, 32x128 tiles
@@ -190,7 +193,16 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # and for fp32 read down A's columns (24x8389x607 fp32 t: 1.33x vs 0.90x, both in
         # place); fp32 row-major keeps 128 (7x27146x2047: 16x128 0.95x, 16x64 0.46x).
         wide_tiles = wide or a_columns
-        cfg = MMConfig(16 if m <= 16 else 32 if m <= 32 else 64, 64 if wide_tiles else 128,
+        # 16-bit B read in place with rows an odd number of elements apart (2-byte loads): 16-row
+        # tiles to 32 rows and K 4096 (H200 A/B, 2026-11-28, x torch launch-inclusive, 32x64 ->
+        # 16x64: 17x1631x255 bf16 0.87 -> 1.20, 32x257x168 fp16 0.74 -> 1.05, 25x1033x1277 fp16
+        # 0.79 -> 0.98, 17x541x72 fp16 0.93 -> 1.00). Over a longer K B read twice costs more
+        # (32x4095x8192 bf16 0.86 -> 0.68, 24x513x16384 bf16 0.77 -> 0.66; 18x4097x10938 fp16
+        # gained, 0.56 -> 0.62), as do 16-row tiles to 64 rows where 64-row ones fill a wave
+        # already (64x10831x457 bf16 t 1.81 -> 0.93, 43x20521x257 fp16 0.70 -> 0.60).
+        rows16 = m <= 16 or (wide and b_odd_rows and m <= SKINNY_ODD_B_ROWS16[0]
+                             and k <= SKINNY_ODD_B_ROWS16[1])
+        cfg = MMConfig(16 if rows16 else 32 if m <= 32 else 64, 64 if wide_tiles else 128,
                        bk, 4, 4, copy_unaligned=False)
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
         # fp32's three passes still gain from a split at a wave of tiles (7x27146x2047: 213
@@ -208,9 +220,9 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
                 if wide and tiles < TARGET_PROGRAMS else cfg)
         if tiles >= (ONE_WAVE if wide else TARGET_PROGRAMS):
             return more
-        if m > 32 and tiles >= FEW_TILES:
+        if cfg.block_m > 32 and tiles >= FEW_TILES:
             return _split(cfg, m, n, k, TARGET_PROGRAMS, 2, 2 * bk)
-        fewer = _split(cfg, m, n, k, TARGET_PROGRAMS, 32 if m <= 16 else 16, 2 * bk)
+        fewer = _split(cfg, m, n, k, TARGET_PROGRAMS, 32 if cfg.block_m <= 16 else 16, 2 * bk)
         return more if more.split_k > fewer.split_k else fewer
     if (SHORT_K // 2 < k <= SMALL_PRODUCT_K and m * k + k * n <= SMALL_OPERANDS
             and cdiv(m, 64) * cdiv(n, 128) < ONE_WAVE):
@@ -221,14 +233,17 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # 128x4095x64 fp16 0.89 -> 1.04)
         return MMConfig(32, 64, bk, 4, 4, copy_unaligned=False)
     if (not a_columns and n >= (WIDE_TILE_MIN_N if k > SHORT_K else SHORT_K_WIDE_N)
-            and n % 16 == 0 and k > SHORT_K // 2 and cdiv(m, 128) * cdiv(n, 256) >= ONE_WAVE // 2):
-        # half a wave of 128x256 tiles or more over columns a multiple of 16: their larger
+            and n % 8 == 0 and k > SHORT_K // 2 and cdiv(m, 128) * cdiv(n, 256) >= ONE_WAVE // 2):
+        # half a wave of 128x256 tiles or more, C's rows on 16 bytes: their larger
         # products per load beat more, smaller tiles whatever K (H200 A/B, 2026-11-27, x torch
         # launch-inclusive, earlier pick -> 128x256: 419x8192x608 bf16 0.61 -> 0.83 and
         # 941x8192x1024 bf16 0.65 -> 0.85 from 128x128, 3343x1024x16384 fp16 0.61 -> 0.87,
         # 1231x2048x1496 bf16 0.58 -> 0.76, 839x4096x1024 fp16 0.73 -> 0.89 from 64x128).
-        # Other column counts lost (1304x3251x787 bf16 2.01 -> 1.71, 1948x1025x627 fp16 1.79
+        # Odd column counts lost (1304x3251x787 bf16 2.01 -> 1.71, 1948x1025x627 fp16 1.79
         # -> 1.49, 3001x2999x1023 bf16 2.36 -> 2.16); 1024^3 bf16, 32 such tiles, keeps 64x128.
+        # Columns a multiple of 8, not 16 (H200 A/B, 2026-11-28, device time, 128x128 ->
+        # 128x256): 800x2520x2628 fp16 1.13x, 652x7816x1024 bf16 1.07x, 4096x3192x1645 fp16
+        # 0.96x (3.8x torch).
         # K of 33-64 too, where the product is its output's write, over rows of 8192 or more
         # (H200 A/B, x torch launch-inclusive, 64x128 -> 128x256: 16384x16384x63 bf16 1.11 ->
         # 1.48, 12437x10672x64 bf16 0.56 -> 0.67, 511x16384x64 fp16 0.70 -> 0.80; 4312x1024x64
@@ -495,7 +510,12 @@ def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool) -> Ge
     if k >= 2 * rows:
         return GemvConfig(GEMV_BLOCK_R, 512 if wide else 256, 8, 3)
     if 2 * k <= rows:
-        return GemvConfig(GEMV_BLOCK_R, 128, 4, 4)
+        # 16-bit: 16 outputs a program over 3 stages (H200 A/B, 2026-11-28, x torch
+        # launch-inclusive, 32x128/s4 -> 16x128/s3: 1x19661x256 bf16 0.66 -> 0.96, 1x31013x1635
+        # fp16 0.72 -> 0.96, 8648x1x3343 bf16 t 0.86 -> 0.99, 1x18229x983 fp16 1.94 -> 2.63;
+        # 1x16384x3433 bf16 1.99 -> 1.81, 1x32768x2048 bf16 0.81 -> 0.79). fp32 came out
+        # even (1x26783x293 slice 0.79 -> 0.86, 1x25126x1408 0.90 -> 0.85) and keeps 32.
+        return GemvConfig(16, 128, 4, 3) if wide else GemvConfig(GEMV_BLOCK_R, 128, 4, 4)
     return GemvConfig(GEMV_BLOCK_R, 256 if wide else 128, 4, 3)
 
 
@@ -784,6 +804,7 @@ def _pick(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
         return replace(cfg, tma=True, persistent=persistent_pays(cfg, a, b))
     if one_step_persistent_pays(cfg, a, b):
         return replace(cfg, persistent=True)
+    cfg = fp32_tail_warps(cfg, a, b)
     if _by_columns(a):
         # An fp32 A stored by columns, copied row by row, where the row-major tiles then take
         # resident programs. H200 A/B, 2026-11-28, device time x torch, in place -> copied:
@@ -797,13 +818,33 @@ def _pick(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
     return cfg
 
 
+def fp32_tail_warps(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> MMConfig:
+    """`cfg` on 8 warps where fp32 32x128x32 tiles on 4 would compile a masked K tail over
+    both operands read in place with rows off 16 bytes, and the grid has at most a wave of
+    output tiles. Compiled for sm_90, such launches took 255 registers and spilled 36-72 bytes
+    a thread on 4 warps, 190 registers and no spill on 8. With a program or fewer a
+    multiprocessor the spill's latency is not hidden (H200 A/B, 2026-11-28, device time, 4 ->
+    8 warps: 24x2049x311 1.11x, 2609x127x23 1.08x, 512x255x63 slice 1.08x, 29x11657x2315
+    1.00x); over several waves other programs hide it and 8 warps fit fewer (7314x257x17: 687
+    tiles, 0.76x)."""
+    m, k = a.shape
+    copy_a, copy_b = (worth_copying(a, b, cfg) if copies_unaligned(a, b, cfg)
+                      else (False, False))
+    odd = (not on_16_bytes(a) and not copy_a) and (not on_16_bytes(b) and not copy_b)
+    if (a.dtype == torch.float32 and (cfg.block_m, cfg.block_n, cfg.block_k, cfg.warps)
+            == (32, 128, 32, 4) and k % cfg.block_k and not cfg.pad_k and odd
+            and cdiv(m, cfg.block_m) * cdiv(b.shape[1], cfg.block_n) <= ONE_WAVE):
+        return replace(cfg, warps=8)
+    return cfg
+
+
 def _tiles(a: torch.Tensor, b: torch.Tensor, a_rows: bool) -> MMConfig:
     """mm_config's tiles for a @ b, with `a_rows`: for A copied row by row first."""
     m, k = a.shape
     aligned = (a_rows or on_16_bytes(a)) and on_16_bytes(b)
     return in_place_warps(mm_config(m, b.shape[1], k, a.dtype,
                                     a_columns=_by_columns(a) and not a_rows,
-                                    unaligned=not aligned), a, b)
+                                    unaligned=not aligned, b_odd_rows=_odd_rows(b)), a, b)
 
 
 def one_step_persistent_pays(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -64,6 +64,14 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     assert gemv_config(2136, 4127, torch.float32, k_contiguous=True).block_r == 4
     assert gemv_config(1579, 4097, torch.bfloat16, k_contiguous=True).block_r == 4
     assert gemv_config(100, 16384, torch.float32, k_contiguous=True).split_k > 1
+    # rows along N, K at most half the outputs: 16-bit 16 outputs a program, fp32 32
+    assert gemv_config(19661, 256, torch.bfloat16, k_contiguous=False) == GemvConfig(16, 128, 4, 3)
+    assert gemv_config(19661, 256, torch.float32, k_contiguous=False) == GemvConfig(32, 128, 4, 4)
+    assert gemv_config(19661, 9831, torch.bfloat16, k_contiguous=False).block_r == 32
+    row, wide_n = (seeded_randn(1, 300, dtype=torch.float16, device=device),
+                   seeded_randn(300, 4099, dtype=torch.float16, seed=1, device=device))
+    assert picked_config(row, wide_n) == GemvConfig(16, 128, 4, 3)
+    assert_close("mm", mm(row, wide_n), row.double() @ wide_n.double(), 300)
     # one output column over a long K, and one output row, as GEMV (split)
     a, v = seeded_randn(70, 3000, device=device), seeded_randn(3000, 1, seed=1, device=device)
     assert picked_config(a, v) == gemv_config(70, 3000, torch.float32, k_contiguous=True)
@@ -199,8 +207,16 @@ def test_operands_read_in_place_with_odd_rows_get_warps_enough_not_to_spill(
     assert picked(269, 129, 700).warps == 4  # copied to aligned rows first
     # up to 64 rows: A (K 543) and B (N 2047) both in place
     assert picked(55, 2047, 543).warps == 8
-    assert picked(20, 2047, 543).warps == 4  # 32-row tiles: 48 elements a thread
-    assert picked(55, 2047, 543, torch.float32).warps == 4  # fp32: 4-byte copies
+    assert picked(20, 2047, 543).warps == 4  # 16-row tiles (see the next test)
+    assert picked(20, 2048, 543).warps == 4  # 32-row tiles: 48 elements a thread
+    # fp32 stages 4-byte copies, but a masked K tail over both operands' odd rows spills on
+    # 4 warps at 32x128x32 (fp32_tail_warps) where a wave or less of tiles leaves it unhidden;
+    # B's rows aligned, K in whole tiles, or several waves of tiles: 4
+    assert picked(55, 2047, 543, torch.float32).warps == 8
+    assert picked(55, 2048, 543, torch.float32).warps == 4
+    assert picked(55, 2047, 544, torch.float32).warps == 4
+    assert picked(4224, 127, 23, torch.float32).warps == 8  # 132 tiles of 32x128
+    assert picked(4256, 127, 23, torch.float32).warps == 4  # 133
     cfg = mm_config(55, 2047, 543, f16)
     assert in_place_warps(cfg, torch.empty(55, 543, dtype=f16).t().contiguous().t(),
                           torch.empty(543, 2047, dtype=f16)).warps == 8  # A by columns, 55 apart
@@ -208,6 +224,37 @@ def test_operands_read_in_place_with_odd_rows_get_warps_enough_not_to_spill(
     for m, n, k in ((70, 33, 40), (40, 33, 45), (40, 32, 45)):
         a = seeded_randn(m, k, dtype=f16, device=device)
         b = seeded_randn(k, n, dtype=f16, seed=1, device=device)
+        assert_close("mm", mm(a, b), a.double() @ b.double(), k)
+
+
+def test_16bit_skinny_products_with_odd_b_rows_take_16_row_tiles(device: torch.device) -> None:
+    from flagbot.kernels.ops.mm import SKINNY_ODD_B_ROWS16
+
+    rows, max_k = SKINNY_ODD_B_ROWS16
+
+    def block_m(m: int, n: int, k: int, dtype: torch.dtype = torch.float16,
+                b_stride: int | None = None) -> int:
+        b = torch.empty(k, b_stride or n, dtype=dtype)[:, :n]
+        cfg = picked_config(torch.empty(m, k, dtype=dtype), b)
+        assert isinstance(cfg, MMConfig)
+        return cfg.block_m
+
+    # B read in place with rows an odd number of elements apart: 16-row tiles up to `rows`
+    # rows and K up to `max_k`
+    assert block_m(17, 1631, 255, torch.bfloat16) == 16
+    assert block_m(rows, 257, 168) == 16
+    assert block_m(25, 1033, max_k) == 16
+    assert block_m(25, 1033, max_k + 1) == 32  # a longer K, as measured:
+    assert block_m(32, 4095, 8192, torch.bfloat16) == block_m(24, 513, 16384) == 32
+    assert block_m(rows + 1, 257, 168) == 64
+    assert block_m(25, 1032, 1277) == 32  # B's rows 8 elements apart
+    assert block_m(25, 1033, 1277, b_stride=1040) == 32  # ... or stored so
+    assert block_m(25, 1033, 1277, torch.float32) == 32  # fp32: 4-byte loads
+    # the 16-row tiles compute what torch does, split or not, B's rows odd and A's rows odd
+    for m, n, k in ((17, 33, 40), (25, 35, 72), (31, 17, 300)):
+        a = seeded_randn(m, k, dtype=torch.float16, device=device)
+        b = seeded_randn(k, n, dtype=torch.float16, seed=1, device=device)
+        assert block_m(m, n, k) == 16
         assert_close("mm", mm(a, b), a.double() @ b.double(), k)
 
 
@@ -237,7 +284,9 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     # 16-bit, half a wave of 128x256 tiles from 1024 columns: those, unsplit, whatever K
     for m, n, k in ((1231, 2048, 1496), (3343, 1024, 16384), (419, 8192, 608)):
         assert mm_config(m, n, k, torch.bfloat16) == MMConfig(128, 256, 64, 8, 3)
-    assert mm_config(1304, 3251, 787, torch.bfloat16).block_n == 128  # N not a multiple of 16
+    assert mm_config(1304, 3251, 787, torch.bfloat16).block_n == 128  # C's rows off 16 bytes
+    assert mm_config(800, 2520, 2628, f16) == MMConfig(128, 256, 64, 8, 3)  # N % 8, not % 16
+    assert mm_config(800, 2524, 2628, f16).block_n == 128  # N % 4: rows 8 bytes apart
     # ... and K of 33-64 over rows of SHORT_K_WIDE_N or more (the product is its output's
     # write); shorter K keeps 64x128
     assert mm_config(12437, 10672, 64, torch.bfloat16) == MMConfig(128, 256, 64, 8, 3)
