@@ -223,15 +223,25 @@ def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None,
                              "writes it; copy it back with the rounds)")
         launches[variant] = {row: [json.loads(k) for k in keys] for row, keys in
                              json.loads(target.read_text(encoding="utf-8")).items()}
-    # (kernel, name) pairs for constants, and for arguments (types, divisibility), in both trees
+    seen = comparable(launches)
+    return {row for row, made in seen["base"].items() if seen[name].get(row, []) != made}
+
+
+def comparable(launches: dict[str, dict[str, list[dict[str, Any]]]]
+               ) -> dict[str, dict[str, list[str]]]:
+    """Per tree (name -> row -> the launch specs ptx_audit captured), each row's launches as
+    sorted JSON strings that compare equal where the trees launch the same: a constant or an
+    argument (its type, its divisibility) that not every tree's kernel of that name takes is
+    left out."""
     named = [{(s["kernel"], c) for made in tree.values() for s in made
               for c in [*s["constexprs"], *s.get("types", {}), *s.get("divisible", [])]}
              for tree in launches.values()]
-    shared = named[0] & named[1]
+    shared = set.intersection(*named) if named else set()
+
+    def kept(s: dict[str, Any], name: str) -> bool:
+        return (s["kernel"], name) in shared
 
     def choice(made: list[dict[str, Any]]) -> list[str]:
-        def kept(s: dict[str, Any], name: str) -> bool:
-            return (s["kernel"], name) in shared
         return sorted(json.dumps({**s, "constexprs": {c: v for c, v in s["constexprs"].items()
                                                       if kept(s, c)},
                                   "types": {a: t for a, t in s.get("types", {}).items()
@@ -240,8 +250,8 @@ def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None,
                                                 if kept(s, a)]},
                                  sort_keys=True) for s in made)
 
-    return {row for row, made in launches["base"].items()
-            if choice(launches[name].get(row, [])) != choice(made)}
+    return {tree: {row: choice(made) for row, made in rows.items()}
+            for tree, rows in launches.items()}
 
 
 def run_variant(name: str, extra: list[str], out: Path, site: Path | None,

@@ -1,0 +1,162 @@
+"""What a record would read with this tree's kernels, from an A/B already timed: each row whose
+launches this tree changes takes the readings of the A/B head that launched it the same way.
+
+Run (any machine, CPU only, repository root, flagbot installed from it):
+  python benchmarks/ab_project.py DIR --results FILE [--ops mm] [--launches F]
+DIR is an `ab_rows.py --changed --out DIR` folder: base-N.json and HEAD-N.json (the rounds),
+launches-base.json and launches-HEAD.json (each variant's launches, captured on the CPU).
+FILE is the record the A/B's base tree measured. This tree's launches for FILE's rows of
+`--ops` are captured the same way (`ptx_audit.py --launches`, or read from `--launches F`).
+
+A row whose launches equal the A/B base's keeps the record's reading. A row this tree
+launches differently takes the best round of a head that launched it exactly so (the rules
+merged from several heads, or narrowed, pick among launches already timed). A row no head
+launched that way has no reading: it is listed and the exit status is 1, since the
+projection would otherwise count a row nobody timed. Prints per op and sweep the rows at the
+target (>= 0.95x torch, launch-inclusive and device time) and under 0.80x, record ->
+projected, and each changed row. A projection, not a measurement: the record is the judge.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ab_rows  # noqa: E402 - the benchmark's own folder, found by path
+import bench_kernels  # noqa: E402
+import ptx_audit  # noqa: E402
+import sweep_pool  # noqa: E402
+
+FLOOR = 0.80  # the issue's floor: no row under this many times torch
+
+
+def _launches(path: Path) -> dict[str, list[dict[str, Any]]]:
+    return {row: [json.loads(k) for k in keys]
+            for row, keys in json.loads(path.read_text(encoding="utf-8")).items()}
+
+
+def capture(results: Path, ops: list[str], target: Path) -> None:
+    """This tree's launches for the rows of `ops` in `results`, written to `target`."""
+    done = subprocess.run([sys.executable, str(ab_rows.ROOT / "benchmarks" / "ptx_audit.py"),
+                           "--results", str(results.resolve()), "--ops", ",".join(ops),
+                           "--launches", str(target.resolve())], cwd=ab_rows.ROOT, check=False)
+    if done.returncode != 0 or not target.exists():
+        raise SystemExit(f"ab_project: ptx_audit exited {done.returncode} (its messages are "
+                         "above)")
+
+
+def readings(ab_dir: Path, here: dict[str, list[dict[str, Any]]]
+             ) -> tuple[dict[str, tuple[str, dict[str, Any]]], list[str]]:
+    """(row -> (head, that head's best reading) for each row `here` launches unlike the A/B
+    base, the changed rows no head launched the same way)."""
+    heads = sorted(p.name[len("launches-"):-len(".json")]
+                   for p in ab_dir.glob("launches-head*.json"))
+    base_file = ab_dir / "launches-base.json"
+    if not heads or not base_file.is_file():
+        raise SystemExit(f"ab_project: {ab_dir} lacks launches-base.json or launches-HEAD.json "
+                         "(ab_rows.py --changed writes them)")
+    seen = ab_rows.comparable({"base": _launches(base_file), "here": here,
+                               **{h: _launches(ab_dir / f"launches-{h}.json") for h in heads}})
+    changed = {row for row, made in seen["here"].items() if seen["base"].get(row) != made}
+    found: dict[str, tuple[str, dict[str, Any]]] = {}
+    unmatched = []
+    for row in sorted(changed):
+        timed = [h for h in heads if seen[h].get(row) == seen["here"][row]]
+        runs = [json.loads(f.read_text(encoding="utf-8"))
+                for h in timed for f in sorted(ab_dir.glob(f"{h}-*.json"))]
+        best = ab_rows.best_of(runs, {row})
+        if row in best:
+            found[row] = (timed[0], best[row])
+        else:
+            unmatched.append(row)
+    return found, unmatched
+
+
+def tally(rows: list[dict[str, Any]]) -> tuple[int, int, int]:
+    """(at the target launch-inclusive, at it in device time, under FLOOR x torch)."""
+    return (sum(bench_kernels.passes(r, "vs_torch") for r in rows),
+            sum(bench_kernels.passes(r, "device_vs_torch") for r in rows),
+            sum(r.get("vs_torch", 1.0) < FLOOR for r in rows))
+
+
+def project(record: dict[str, Any], ops: list[str],
+            found: dict[str, tuple[str, dict[str, Any]]]) -> str:
+    """The Markdown report: per op and sweep, record -> projected; then each changed row."""
+    lines = ["| op | sweep | rows | at target: record -> projected | device time | "
+             f"under {FLOOR:.2f}x |", "| --- | --- | --- | --- | --- | --- |"]
+    moved = []
+    sweeps = [("fixed", record.get("rows", []))] + [
+        (f"seed {s['seed']}", s["rows"]) for s in record.get("random", [])]
+    for op in ops:
+        for name, rows in sweeps:
+            mine = [r for r in rows if r["op"] == op and "us" in r]
+            if not mine:
+                continue
+            after = []
+            for r in mine:
+                head = found.get(ptx_row(r))
+                if head is None:
+                    after.append(r)
+                    continue
+                h = head[1]
+                after.append({**r, **{k: h[k] for k in ("vs_torch", "device_vs_torch", "us",
+                                                        "device_us") if k in h}})
+                moved.append(f"| {op} | {name} | {bench_kernels._shape_of(r)} | {head[0]} | "
+                             f"{r['vs_torch']:.2f} -> {h['vs_torch']:.2f} | "
+                             f"{r['device_vs_torch']:.2f} -> {h['device_vs_torch']:.2f} |")
+            (b_lt, b_dev, b_low), (a_lt, a_dev, a_low) = tally(mine), tally(after)
+            lines.append(f"| {op} | {name} | {len(mine)} | {b_lt} -> {a_lt} | {b_dev} -> "
+                         f"{a_dev} | {b_low} -> {a_low} |")
+    if moved:
+        lines += ["", "| op | sweep | shape | head | x torch | device x torch |",
+                  "| --- | --- | --- | --- | --- | --- |", *moved]
+    return "\n".join(lines)
+
+
+def ptx_row(r: dict[str, Any]) -> str:
+    """The name ptx_audit's launches file gives a record row."""
+    return str(ptx_audit.row_name(r))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("ab_dir", type=Path, metavar="DIR", help="an ab_rows.py --changed --out DIR")
+    p.add_argument("--results", type=Path, required=True,
+                   help="the record the A/B's base tree measured (JSON or gzipped)")
+    p.add_argument("--ops", default="mm")
+    p.add_argument("--launches", type=Path,
+                   help="this tree's launches, already captured (ptx_audit.py --launches)")
+    args = p.parse_args(argv)
+    for path in (args.results, args.launches):
+        if path is not None and not path.is_file():
+            p.error(f"{path}: no such file")
+    if not args.ab_dir.is_dir():
+        p.error(f"{args.ab_dir}: no such folder")
+    ops = [o for o in args.ops.split(",") if o]
+    if args.launches is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp) / "launches-here.json"
+            capture(args.results, ops, target)
+            here = _launches(target)
+    else:
+        here = _launches(args.launches)
+    found, unmatched = readings(args.ab_dir, here)
+    record = sweep_pool.read_result(args.results)
+    print(project(record, ops, found))
+    print(f"ab_project: {len(found)} rows launched differently, each timed by a head",
+          file=sys.stderr)
+    if unmatched:
+        print(f"ab_project: {len(unmatched)} rows launched differently that no head of "
+              f"{args.ab_dir} launched the same way, so not projected (time them): "
+              + ", ".join(unmatched), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
