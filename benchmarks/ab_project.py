@@ -4,7 +4,9 @@ launches this tree changes takes the readings of the A/B head that launched it t
 Run (any machine, CPU only, repository root, flagbot installed from it):
   python benchmarks/ab_project.py DIR --results FILE [--ops mm] [--launches F]
 DIR is an `ab_rows.py --changed --out DIR` folder: base-N.json and HEAD-N.json (the rounds),
-launches-base.json and launches-HEAD.json (each variant's launches, captured on the CPU).
+launches-base.json and launches-HEAD.json (each variant's launches, captured on the CPU); or
+an archive of one (a gzipped JSON file with "rounds" and "launches", each name -> content, as
+benchmarks/results/ab-*.json.gz keep them).
 FILE is the record the A/B's base tree measured. This tree's launches for FILE's rows of
 `--ops` are captured the same way (`ptx_audit.py --launches`, or read from `--launches F`).
 
@@ -38,6 +40,20 @@ FLOOR = 0.80  # the issue's floor: no row under this many times torch
 def _launches(path: Path) -> dict[str, list[dict[str, Any]]]:
     return {row: [json.loads(k) for k in keys]
             for row, keys in json.loads(path.read_text(encoding="utf-8")).items()}
+
+
+def unpack(archive: Path, dest: Path) -> Path:
+    """An archived A/B (its "rounds" and "launches") written out as the folder ab_rows left."""
+    kept = sweep_pool.read_result(archive)
+    if not isinstance(kept.get("rounds"), dict) or not isinstance(kept.get("launches"), dict):
+        raise SystemExit(f"ab_project: {archive} is not an A/B archive (it needs \"rounds\" "
+                         "and \"launches\")")
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, run in kept["rounds"].items():
+        (dest / f"{name}.json").write_text(json.dumps(run), encoding="utf-8")
+    for name, made in kept["launches"].items():
+        (dest / f"launches-{name}.json").write_text(json.dumps(made), encoding="utf-8")
+    return dest
 
 
 def capture(results: Path, ops: list[str], target: Path) -> None:
@@ -135,17 +151,20 @@ def main(argv: list[str] | None = None) -> int:
     for path in (args.results, args.launches):
         if path is not None and not path.is_file():
             p.error(f"{path}: no such file")
-    if not args.ab_dir.is_dir():
-        p.error(f"{args.ab_dir}: no such folder")
+    if not args.ab_dir.exists():
+        p.error(f"{args.ab_dir}: no such folder or archive")
     ops = [o for o in args.ops.split(",") if o]
-    if args.launches is None:
-        with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.launches is None:
             target = Path(tmp) / "launches-here.json"
             capture(args.results, ops, target)
             here = _launches(target)
-    else:
-        here = _launches(args.launches)
-    found, unmatched = readings(args.ab_dir, here)
+        else:
+            here = _launches(args.launches)
+        ab_dir = args.ab_dir
+        if ab_dir.is_file():
+            ab_dir = unpack(ab_dir, Path(tmp) / "ab")
+        found, unmatched = readings(ab_dir, here)
     record = sweep_pool.read_result(args.results)
     print(project(record, ops, found))
     print(f"ab_project: {len(found)} rows launched differently, each timed by a head",

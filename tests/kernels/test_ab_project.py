@@ -115,3 +115,26 @@ def test_this_trees_launches_are_captured_on_the_cpu(proj: Any, tmp_path: Path,
         (out / f"launches-{name}.json").write_text(captured.read_text())
     assert proj.main([str(out), "--results", str(record)]) == 0
     assert "| mm | fixed | 2 | 1 -> 1 | 1 -> 1 | 0 -> 0 |" in capsys.readouterr().out
+
+
+def test_an_archived_ab_projects_as_its_folder_did(proj: Any, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    import gzip
+
+    out = _ab(tmp_path)
+    archive = tmp_path / "ab.json.gz"
+    with gzip.open(archive, "wt", encoding="utf-8") as f:
+        json.dump({"rounds": {p.stem: json.loads(p.read_text()) for p in out.glob("*-*.json")
+                              if not p.name.startswith("launches-")},
+                   "launches": {p.stem[len("launches-"):]: json.loads(p.read_text())
+                                for p in out.glob("launches-*.json")}}, f)
+    launches = tmp_path / "here.json"
+    launches.write_text(json.dumps({_name("ax1x1"): [_spec(128)], _name("bx1x1"): [_spec(64)],
+                                    _name("cx1x1"): [_spec(64)]}))
+    record = _record(tmp_path)
+    for source in (out, archive):
+        assert proj.main([str(source), "--results", str(record), "--launches",
+                          str(launches)]) == 0
+        assert "| mm | seed 7 | 3 | 0 -> 1 | 0 -> 1 | 2 -> 1 |" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="not an A/B archive"):
+        proj.main([str(record), "--results", str(record), "--launches", str(launches)])
