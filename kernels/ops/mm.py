@@ -102,11 +102,12 @@ def _split(cfg: MMConfig, m: int, n: int, k: int, programs: int, max_split: int,
 
 def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
               a_columns: bool = False, unaligned: bool = True,
-              b_odd_rows: bool = False) -> MMConfig:
+              b_odd_rows: bool = False, a_aligned: bool = False) -> MMConfig:
     """The tile configuration for an (m, k) @ (k, n) product in `dtype`; `a_columns`: A is
     stored column by column (a transposed operand read in place); `unaligned`: an operand's
     rows (or columns) are off 16 bytes apart; `b_odd_rows`: B is 16-bit with rows (or columns)
-    an odd number of elements apart (_odd_rows), which skinny products read in place.
+    an odd number of elements apart (_odd_rows), which skinny products read in place;
+    `a_aligned`: A's rows (or columns) start on 16 bytes.
 
     From one H100 sweep of 80 shapes x up to 80 configurations (2026-11-26, device time,
     benchmarks/bench_mm_tiles.py; x torch in brackets): fp32 (3xTF32) row-major, 32x128 tiles
@@ -198,10 +199,15 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # 16x64: 17x1631x255 bf16 0.87 -> 1.20, 32x257x168 fp16 0.74 -> 1.05, 25x1033x1277 fp16
         # 0.79 -> 0.98, 17x541x72 fp16 0.93 -> 1.00). Over a longer K B read twice costs more
         # (32x4095x8192 bf16 0.86 -> 0.68, 24x513x16384 bf16 0.77 -> 0.66; 18x4097x10938 fp16
-        # gained, 0.56 -> 0.62), as do 16-row tiles to 64 rows where 64-row ones fill a wave
-        # already (64x10831x457 bf16 t 1.81 -> 0.93, 43x20521x257 fp16 0.70 -> 0.60).
-        rows16 = m <= 16 or (wide and b_odd_rows and m <= SKINNY_ODD_B_ROWS16[0]
-                             and k <= SKINNY_ODD_B_ROWS16[1])
+        # gained, 0.56 -> 0.62). From 33 to 64 rows only with A's rows on 16 bytes and a grid
+        # of 64-row tiles under a wave (the same A/B, 64x64 -> 16x64: 47x4095x624 bf16 0.89 ->
+        # 1.06, 53x273x1024 fp16 0.80 -> 1.12, 64x6287x32 fp16 0.90 -> 1.18, 44x3271x512 fp16
+        # 0.82 -> 0.94, 43x4095x128 bf16 1.32 -> 1.47). A read in place with odd rows split
+        # (64x2789x419 bf16 0.91 -> 1.08, 55x2047x543 fp16 0.90 -> 0.72), and a grid a wave
+        # wide lost (64x10831x457 bf16 t 1.81 -> 0.93, 43x20521x257 fp16 0.70 -> 0.60).
+        rows16 = m <= 16 or (wide and b_odd_rows and k <= SKINNY_ODD_B_ROWS16[1] and (
+            m <= SKINNY_ODD_B_ROWS16[0] or (a_aligned and not a_columns
+                                            and cdiv(m, 64) * cdiv(n, 64) < ONE_WAVE)))
         cfg = MMConfig(16 if rows16 else 32 if m <= 32 else 64, 64 if wide_tiles else 128,
                        bk, 4, 4, copy_unaligned=False)
         tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
@@ -844,7 +850,8 @@ def _tiles(a: torch.Tensor, b: torch.Tensor, a_rows: bool) -> MMConfig:
     aligned = (a_rows or on_16_bytes(a)) and on_16_bytes(b)
     return in_place_warps(mm_config(m, b.shape[1], k, a.dtype,
                                     a_columns=_by_columns(a) and not a_rows,
-                                    unaligned=not aligned, b_odd_rows=_odd_rows(b)), a, b)
+                                    unaligned=not aligned, b_odd_rows=_odd_rows(b),
+                                    a_aligned=a_rows or on_16_bytes(a)), a, b)
 
 
 def one_step_persistent_pays(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> bool:

@@ -233,9 +233,10 @@ def test_16bit_skinny_products_with_odd_b_rows_take_16_row_tiles(device: torch.d
     rows, max_k = SKINNY_ODD_B_ROWS16
 
     def block_m(m: int, n: int, k: int, dtype: torch.dtype = torch.float16,
-                b_stride: int | None = None) -> int:
+                b_stride: int | None = None, a_columns: bool = False) -> int:
         b = torch.empty(k, b_stride or n, dtype=dtype)[:, :n]
-        cfg = picked_config(torch.empty(m, k, dtype=dtype), b)
+        a = torch.empty(k, m, dtype=dtype).t() if a_columns else torch.empty(m, k, dtype=dtype)
+        cfg = picked_config(a, b)
         assert isinstance(cfg, MMConfig)
         return cfg.block_m
 
@@ -246,12 +247,19 @@ def test_16bit_skinny_products_with_odd_b_rows_take_16_row_tiles(device: torch.d
     assert block_m(25, 1033, max_k) == 16
     assert block_m(25, 1033, max_k + 1) == 32  # a longer K, as measured:
     assert block_m(32, 4095, 8192, torch.bfloat16) == block_m(24, 513, 16384) == 32
-    assert block_m(rows + 1, 257, 168) == 64
+    assert block_m(rows + 1, 257, 169) == 64  # A's rows odd too: see below
     assert block_m(25, 1032, 1277) == 32  # B's rows 8 elements apart
     assert block_m(25, 1033, 1277, b_stride=1040) == 32  # ... or stored so
     assert block_m(25, 1033, 1277, torch.float32) == 32  # fp32: 4-byte loads
+    # from 33 to 64 rows: only A's rows on 16 bytes, stored row by row, and a grid of 64-row
+    # tiles under a wave
+    assert block_m(47, 4095, 624, torch.bfloat16) == block_m(64, 6287, 32) == 16
+    assert block_m(55, 2047, 543) == 64  # A's rows odd
+    assert block_m(48, 4095, 624, a_columns=True) == 64  # A by columns, 96 bytes apart
+    assert block_m(64, 10831, 456) == 64  # 170 tiles of 64x64
+    assert block_m(47, 4095, max_k + 8) == 64
     # the 16-row tiles compute what torch does, split or not, B's rows odd and A's rows odd
-    for m, n, k in ((17, 33, 40), (25, 35, 72), (31, 17, 300)):
+    for m, n, k in ((17, 33, 40), (25, 35, 72), (31, 17, 300), (37, 35, 64)):
         a = seeded_randn(m, k, dtype=torch.float16, device=device)
         b = seeded_randn(k, n, dtype=torch.float16, seed=1, device=device)
         assert block_m(m, n, k) == 16
