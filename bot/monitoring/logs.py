@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 FORMATS = ("text", "json")
 CONTEXT_FIELDS = ("delivery", "event", "repository", "pr")
@@ -129,12 +129,39 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, default=str)
 
 
+if TYPE_CHECKING:
+    _StreamHandler = logging.StreamHandler[IO[str]]
+else:  # subscriptable at run time only from Python 3.11
+    _StreamHandler = logging.StreamHandler
+
+
+class StderrHandler(_StreamHandler):
+    """A stream handler that writes to whatever `sys.stderr` is when a record is emitted, not
+    the one there when the handler was made: a process that swaps stderr after setting up its
+    logs (a daemon redirecting it, a test runner capturing each test apart) would otherwise
+    have its worker threads write into a stream that has since been closed, and lose those
+    records."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> IO[str]:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _: IO[str]) -> None:
+        pass  # always the current sys.stderr
+
+
 def setup(level: str = "info", fmt: str = "text", secrets: Iterable[str | None] = (),
           stream: IO[str] | None = None) -> logging.Handler:
-    """Send the root logger's records to `stream` (stderr) in `fmt`, redacted; returns the handler."""
+    """Send the root logger's records to `stream` (else the current stderr, looked up at each
+    record) in `fmt`, redacted; returns the handler."""
     if fmt not in FORMATS:
         raise ValueError(f"log format {fmt!r}: expected one of {', '.join(FORMATS)}")
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler: logging.Handler = (logging.StreamHandler(stream) if stream is not None
+                                else StderrHandler())
     handler.addFilter(Redactor(secrets))
     handler.addFilter(ContextFilter())
     handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(TEXT_FORMAT))

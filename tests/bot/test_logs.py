@@ -89,3 +89,20 @@ def test_a_real_delivery_logs_its_fields_and_never_the_key_or_tokens(
     [done] = [line for line in lines(captured) if line.get("outcome") == "done"]
     assert (done["delivery"], done["repository"], done["pr"]) == ("log-1", "flagos/FlagScale", 1)
     assert done["duration_s"] > 0
+
+
+def test_without_a_stream_records_go_to_stderr_as_it_is_when_they_are_written(
+        captured: io.StringIO, monkeypatch: pytest.MonkeyPatch) -> None:
+    # stderr swapped after set-up (and the first one closed): records follow the swap and none
+    # is lost to the closed stream
+    first, second = io.StringIO(), io.StringIO()
+    monkeypatch.setattr("sys.stderr", first)
+    logs.setup("info", "text", [])
+    logging.getLogger("t").info("before the swap")
+    assert first.getvalue().rstrip().endswith("before the swap")
+    monkeypatch.setattr("sys.stderr", second)
+    first.close()
+    logging.getLogger("t").info("after the swap")
+    written = second.getvalue()
+    assert written.rstrip().endswith("after the swap") and "before" not in written
+    assert "Logging error" not in written  # what a handler bound to the closed stream reports
