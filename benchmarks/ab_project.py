@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -35,57 +35,50 @@ import ptx_audit  # noqa: E402
 import sweep_pool  # noqa: E402
 
 FLOOR = 0.80  # the issue's floor: no row under this many times torch
+Launches = dict[str, dict[str, list[dict[str, Any]]]]  # variant -> row -> launch specs
+Rounds = dict[str, list[dict[str, Any]]]  # variant -> its rounds' results
+ROUND = re.compile(r"(base|head\d*)-\d+")  # a round's name: variant-N
 
 
-def _launches(path: Path) -> dict[str, list[dict[str, Any]]]:
-    return {row: [json.loads(k) for k in keys]
-            for row, keys in json.loads(path.read_text(encoding="utf-8")).items()}
+def load(ab: Path) -> tuple[Launches, Rounds]:
+    """An A/B's launches and rounds per variant (base, head or head1, head2, ...), from the
+    folder ab_rows.py left or from its archive."""
+    if ab.is_file():
+        kept = sweep_pool.read_result(ab)
+        if not isinstance(kept.get("rounds"), dict) or not isinstance(kept.get("launches"), dict):
+            raise SystemExit(f"ab_project: {ab} is not an A/B archive (it needs \"rounds\" and "
+                             "\"launches\")")
+        launches = {name: ab_rows.launch_specs(made) for name, made in kept["launches"].items()}
+        named = [(name, run) for name, run in sorted(kept["rounds"].items())
+                 if ROUND.fullmatch(name)]
+    else:
+        launches = {f.name[len("launches-"):-len(".json")]:
+                    ab_rows.launch_specs(json.loads(f.read_text(encoding="utf-8")))
+                    for f in ab.glob("launches-*.json")}
+        named = [(f.stem, json.loads(f.read_text(encoding="utf-8")))
+                 for f in sorted(ab.glob("*-*.json")) if ROUND.fullmatch(f.stem)]
+    if "base" not in launches or not any(name.startswith("head") for name in launches):
+        raise SystemExit(f"ab_project: {ab} lacks launches-base.json or launches-HEAD.json "
+                         "(ab_rows.py --changed writes them)")
+    rounds: Rounds = {}
+    for name, run in named:
+        rounds.setdefault(name.rsplit("-", 1)[0], []).append(run)
+    return launches, rounds
 
 
-def unpack(archive: Path, dest: Path) -> Path:
-    """An archived A/B (its "rounds" and "launches") written out as the folder ab_rows left."""
-    kept = sweep_pool.read_result(archive)
-    if not isinstance(kept.get("rounds"), dict) or not isinstance(kept.get("launches"), dict):
-        raise SystemExit(f"ab_project: {archive} is not an A/B archive (it needs \"rounds\" "
-                         "and \"launches\")")
-    dest.mkdir(parents=True, exist_ok=True)
-    for name, run in kept["rounds"].items():
-        (dest / f"{name}.json").write_text(json.dumps(run), encoding="utf-8")
-    for name, made in kept["launches"].items():
-        (dest / f"launches-{name}.json").write_text(json.dumps(made), encoding="utf-8")
-    return dest
-
-
-def capture(results: Path, ops: list[str], target: Path) -> None:
-    """This tree's launches for the rows of `ops` in `results`, written to `target`."""
-    done = subprocess.run([sys.executable, str(ab_rows.ROOT / "benchmarks" / "ptx_audit.py"),
-                           "--results", str(results.resolve()), "--ops", ",".join(ops),
-                           "--launches", str(target.resolve())], cwd=ab_rows.ROOT, check=False)
-    if done.returncode != 0 or not target.exists():
-        raise SystemExit(f"ab_project: ptx_audit exited {done.returncode} (its messages are "
-                         "above)")
-
-
-def readings(ab_dir: Path, here: dict[str, list[dict[str, Any]]]
+def readings(ab: Path, here: dict[str, list[dict[str, Any]]]
              ) -> tuple[dict[str, tuple[str, dict[str, Any]]], list[str]]:
     """(row -> (head, that head's best reading) for each row `here` launches unlike the A/B
     base, the changed rows no head launched the same way)."""
-    heads = sorted(p.name[len("launches-"):-len(".json")]
-                   for p in ab_dir.glob("launches-head*.json"))
-    base_file = ab_dir / "launches-base.json"
-    if not heads or not base_file.is_file():
-        raise SystemExit(f"ab_project: {ab_dir} lacks launches-base.json or launches-HEAD.json "
-                         "(ab_rows.py --changed writes them)")
-    seen = ab_rows.comparable({"base": _launches(base_file), "here": here,
-                               **{h: _launches(ab_dir / f"launches-{h}.json") for h in heads}})
+    launches, rounds = load(ab)
+    heads = sorted(name for name in launches if name.startswith("head"))
+    seen = ab_rows.comparable({**launches, "here": here})
     changed = {row for row, made in seen["here"].items() if seen["base"].get(row) != made}
     found: dict[str, tuple[str, dict[str, Any]]] = {}
     unmatched = []
     for row in sorted(changed):
         timed = [h for h in heads if seen[h].get(row) == seen["here"][row]]
-        runs = [json.loads(f.read_text(encoding="utf-8"))
-                for h in timed for f in sorted(ab_dir.glob(f"{h}-*.json"))]
-        best = ab_rows.best_of(runs, {row})
+        best = ab_rows.best_of([run for h in timed for run in rounds.get(h, [])], {row})
         if row in best:
             found[row] = (timed[0], best[row])
         else:
@@ -115,7 +108,7 @@ def project(record: dict[str, Any], ops: list[str],
                 continue
             after = []
             for r in mine:
-                head = found.get(ptx_row(r))
+                head = found.get(ptx_audit.row_name(r))
                 if head is None:
                     after.append(r)
                     continue
@@ -134,11 +127,6 @@ def project(record: dict[str, Any], ops: list[str],
     return "\n".join(lines)
 
 
-def ptx_row(r: dict[str, Any]) -> str:
-    """The name ptx_audit's launches file gives a record row."""
-    return str(ptx_audit.row_name(r))
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("ab_dir", type=Path, metavar="DIR", help="an ab_rows.py --changed --out DIR")
@@ -154,17 +142,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.ab_dir.exists():
         p.error(f"{args.ab_dir}: no such folder or archive")
     ops = [o for o in args.ops.split(",") if o]
-    with tempfile.TemporaryDirectory() as tmp:
-        if args.launches is None:
-            target = Path(tmp) / "launches-here.json"
-            capture(args.results, ops, target)
-            here = _launches(target)
-        else:
-            here = _launches(args.launches)
-        ab_dir = args.ab_dir
-        if ab_dir.is_file():
-            ab_dir = unpack(ab_dir, Path(tmp) / "ab")
-        found, unmatched = readings(ab_dir, here)
+    if args.launches is None:
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp).resolve() / "launches-here.json"
+            ab_rows.capture_launches(args.results, ops, target, None, "ab_project")
+            here = ab_rows.launch_specs(json.loads(target.read_text(encoding="utf-8")))
+    else:
+        here = ab_rows.launch_specs(json.loads(args.launches.read_text(encoding="utf-8")))
+    found, unmatched = readings(args.ab_dir, here)
     record = sweep_pool.read_result(args.results)
     print(project(record, ops, found))
     print(f"ab_project: {len(found)} rows launched differently, each timed by a head",

@@ -208,23 +208,35 @@ def changed_rows(results: Path, ops: list[str], out: Path, site: Path | None,
     for variant, env_site in (("base", None), (name, site)):
         target = (out / f"launches-{variant}.json").resolve()
         if site is not None and not (variant == "base" and base_captured):
-            tree = ROOT if env_site is None else site.parent / "tree"
-            # run from the variant's own tree: a `flagbot/` in the working directory would
-            # shadow the site folder
-            done = subprocess.run([sys.executable, str(tree / "benchmarks" / "ptx_audit.py"),
-                                   "--results", str(results.resolve()), "--ops", ",".join(ops),
-                                   "--launches", str(target)],
-                                  env=variant_env(env_site), cwd=tree, check=False)
-            if done.returncode != 0 or not target.exists():
-                raise SystemExit(f"ab_rows: --changed: ptx_audit in the {variant} tree exited "
-                                 f"{done.returncode} (its messages are above)")
+            capture_launches(results, ops, target, env_site,
+                             f"ab_rows: --changed: in the {variant} tree")
         elif not target.exists():
             raise SystemExit(f"ab_rows: --again --changed: {target} is missing (the timed run "
                              "writes it; copy it back with the rounds)")
-        launches[variant] = {row: [json.loads(k) for k in keys] for row, keys in
-                             json.loads(target.read_text(encoding="utf-8")).items()}
+        launches[variant] = launch_specs(json.loads(target.read_text(encoding="utf-8")))
     seen = comparable(launches)
     return {row for row, made in seen["base"].items() if seen[name].get(row, []) != made}
+
+
+def capture_launches(results: Path, ops: list[str], target: Path, site: Path | None,
+                     who: str) -> None:
+    """ptx_audit's launches (CPU only) for the rows of `ops` in `results`, written to the
+    absolute path `target`: this tree's (`site` None) or the head tree's whose site folder is
+    `site`; `who` opens the message if ptx_audit fails."""
+    tree = ROOT if site is None else site.parent / "tree"
+    # run from the variant's own tree: a `flagbot/` in the working directory would shadow the
+    # site folder
+    done = subprocess.run([sys.executable, str(tree / "benchmarks" / "ptx_audit.py"),
+                           "--results", str(results.resolve()), "--ops", ",".join(ops),
+                           "--launches", str(target)],
+                          env=variant_env(site), cwd=tree, check=False)
+    if done.returncode != 0 or not target.exists():
+        raise SystemExit(f"{who}: ptx_audit exited {done.returncode} (its messages are above)")
+
+
+def launch_specs(kept: dict[str, list[str]]) -> dict[str, list[dict[str, Any]]]:
+    """A launches file's content (row -> each launch as ptx_audit's JSON string), parsed."""
+    return {row: [json.loads(k) for k in keys] for row, keys in kept.items()}
 
 
 def comparable(launches: dict[str, dict[str, list[dict[str, Any]]]]

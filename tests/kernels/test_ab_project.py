@@ -106,7 +106,7 @@ def test_this_trees_launches_are_captured_on_the_cpu(proj: Any, tmp_path: Path,
     record.write_text(json.dumps({"rows": [_row("73x2047x4096", 0.9, 0.9),
                                            _row("512x512x512", 1.0, 1.0)]}))
     captured = tmp_path / "captured.json"
-    proj.capture(record, ["mm"], captured)
+    proj.ab_rows.capture_launches(record, ["mm"], captured.resolve(), None, "test")
     made = json.loads(captured.read_text())
     assert set(made) == {_name("73x2047x4096"), _name("512x512x512")}
     out = tmp_path / "ab"
