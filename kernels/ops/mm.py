@@ -689,6 +689,12 @@ def _odd_rows(t: torch.Tensor) -> bool:
     return t.element_size() == 2 and step(t) % 2 == 1
 
 
+def _copied(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool, bool]:
+    """(A, B): which operands mm() copies to rows on 16 bytes for `cfg` (K-padded copies
+    aside)."""
+    return worth_copying(a, b, cfg) if copies_unaligned(a, b, cfg) else (False, False)
+
+
 def in_place_warps(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> MMConfig:
     """`cfg` with enough warps that the 2-byte elements its threads stage per K step for
     operands read in place with odd row steps stay within IN_PLACE_STAGED. More spill:
@@ -697,8 +703,7 @@ def in_place_warps(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> MMConfig:
     6.1); on 8 warps, or with B's rows 128 apart, nothing spills."""
     if cfg.pad_k and a.shape[1] % cfg.block_k:
         return cfg  # both operands copied with padded rows
-    copy_a, copy_b = (worth_copying(a, b, cfg) if copies_unaligned(a, b, cfg)
-                      else (False, False))
+    copy_a, copy_b = _copied(a, b, cfg)
     staged = ((cfg.block_m * cfg.block_k if _odd_rows(a) and not copy_a else 0)
               + (cfg.block_k * cfg.block_n if _odd_rows(b) and not copy_b else 0))
     warps = cfg.warps
@@ -834,8 +839,7 @@ def fp32_tail_warps(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> MMConfig
     1.00x); over several waves other programs hide it and 8 warps fit fewer (7314x257x17: 687
     tiles, 0.76x)."""
     m, k = a.shape
-    copy_a, copy_b = (worth_copying(a, b, cfg) if copies_unaligned(a, b, cfg)
-                      else (False, False))
+    copy_a, copy_b = _copied(a, b, cfg)
     odd = (not on_16_bytes(a) and not copy_a) and (not on_16_bytes(b) and not copy_b)
     if (a.dtype == torch.float32 and (cfg.block_m, cfg.block_n, cfg.block_k, cfg.warps)
             == (32, 128, 32, 4) and k % cfg.block_k and not cfg.pad_k and odd
@@ -847,11 +851,11 @@ def fp32_tail_warps(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> MMConfig
 def _tiles(a: torch.Tensor, b: torch.Tensor, a_rows: bool) -> MMConfig:
     """mm_config's tiles for a @ b, with `a_rows`: for A copied row by row first."""
     m, k = a.shape
-    aligned = (a_rows or on_16_bytes(a)) and on_16_bytes(b)
+    a_aligned = a_rows or on_16_bytes(a)
     return in_place_warps(mm_config(m, b.shape[1], k, a.dtype,
                                     a_columns=_by_columns(a) and not a_rows,
-                                    unaligned=not aligned, b_odd_rows=_odd_rows(b),
-                                    a_aligned=a_rows or on_16_bytes(a)), a, b)
+                                    unaligned=not (a_aligned and on_16_bytes(b)),
+                                    b_odd_rows=_odd_rows(b), a_aligned=a_aligned), a, b)
 
 
 def one_step_persistent_pays(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -940,8 +944,8 @@ def mm(a: torch.Tensor, b: torch.Tensor, *,
         b, b_len = _pad_k(b, 0, k)
         m_load = a_len if a.stride(0) == 1 else m
         n_load = b_len if b.stride(1) == 1 else n
-    elif copies_unaligned(a, b, cfg):
-        copy_a, copy_b = worth_copying(a, b, cfg)
+    else:
+        copy_a, copy_b = _copied(a, b, cfg)
         if copy_a:
             a, a_len = _aligned(a)
             m_load = a_len if _by_columns(a) else m
