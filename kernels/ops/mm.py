@@ -28,6 +28,7 @@ TARGET_PROGRAMS = 264  # two per multiprocessor on a 132-SM part
 ONE_WAVE = 132  # fewer output tiles than this leave multiprocessors idle: split K
 TWO_WAVES = 256  # this many 128x128 output tiles or more: 128-row tiles
 LONG_K = 2048  # two waves of tiles and K this long: 128x256 tiles
+COLUMNS_LONG_K = 8192  # fp32 A by columns over a wave of tiles: 128x128 tiles from this K
 WIDE_GRID = 1000  # ... as for this many 128x128 tiles (~4 waves) whatever K
 FEW_TILES = 64  # grids of fewer tiles than this split K further
 FP32_NARROW_MAX_TILES = 160  # fp32 row-major, K under LONG_K: 32x64 tiles unsplit up to here
@@ -180,6 +181,19 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
         # 0.61x), K split under one wave (256x2049x2048: 66 tiles, 0.47x torch unsplit)
         cfg = MMConfig(128, 64, bk, 4, 4)
         tiles = cdiv(m, 128) * cdiv(n, 64)
+        if k >= COLUMNS_LONG_K and tiles >= ONE_WAVE:
+            # a long K over a wave of tiles or more: 128x128 tiles on 8 warps split towards
+            # four programs a multiprocessor (H200 tile run, 2026-11-27, x torch: 2161x1025x16384
+            # t 128x64 unsplit 0.75, 128x128/w8s3 in 4 parts 1.11, in 2 0.95; H200 A/B,
+            # 2026-11-28, launch-inclusive 0.76 -> 1.11)
+            return _split(MMConfig(128, 128, bk, 8, 3), m, n, k, 4 * ONE_WAVE, 4, 2 * bk)
+        if tiles < FEW_TILES // 2:
+            # under 32 such tiles: 32x128 tiles split towards two programs a multiprocessor
+            # (H200 A/B, 2026-11-28, x torch launch-inclusive, 128x64 -> 32x128: 80x1024x8191 t
+            # 0.33 -> 0.59, 587x272x1025 t 0.47 -> 0.62, 128x457x1061 t 0.77 -> 0.82, 1025x64x3
+            # t 1.36 -> 1.58). 48 tiles lost (320x1023x1024 t 0.92 -> 0.85); a grid over a wave
+            # gained (12296x79x23 t, 194 tiles, 0.59 -> 0.67) but stays with its neighbours.
+            return _split(MMConfig(32, 128, bk, 4, 4), m, n, k, TARGET_PROGRAMS, 16, 2 * bk)
         if tiles >= ONE_WAVE:
             return cfg
         return _split(cfg, m, n, k, TARGET_PROGRAMS, 16 if tiles < FEW_TILES // 4 else 4,
@@ -446,6 +460,8 @@ GEMV_BLOCK_R = 32
 # programs: the span the tile run measured it on (fewer outputs leave too few programs)
 SMALL_GEMV = (256, 2048, 4096)
 GEMV_NARROW_PROGRAMS = 384  # rows along K: halved while fewer programs than this
+# rows along N: from this many outputs wider programs (fp32 over K up to GEMV_SHORT_K)
+GEMV_WIDE_ROWS, GEMV_SHORT_K = 16384, 512
 GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
 # one row times a 16-bit matrix stored row by row (see row_times_wide_matrix): outputs from
 # which aligned rows take its kernels (32-output GEMV programs or the tile kernel), and the
@@ -494,10 +510,11 @@ def _gemv_split(cfg: GemvConfig, rows: int, k: int, narrow: bool) -> GemvConfig:
     return replace(cfg, split_k=split) if split > 1 else cfg
 
 
-def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool) -> GemvConfig:
+def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool,
+                rows_aligned: bool = False) -> GemvConfig:
     """The GEMV tile for `rows` outputs over `k` (`k_contiguous`: the matrix's rows run along
-    K). From one H100 sweep (2026-11-26, bf16, us;
-    torch in brackets): r-contiguous 8192x8192 32x256/4 60.7, 32x512/8 62.2 (59.4);
+    K; `rows_aligned`: its rows, or columns, start 16 bytes apart or a multiple of that).
+    From one H100 sweep (2026-11-26, bf16, us; torch in brackets): r-contiguous 8192x8192 32x256/4 60.7, 32x512/8 62.2 (59.4);
     14336x4096 32x128/4 55.3, 32x256 62.6 (56.0); 4096x14336 32x512/8 54.9, 32x256 66.6
     (54.8); 1001x30011 8x512 69.2, 32x256 170 (65.3); k-contiguous 8192x8192 8x512 59.6,
     32x256 62.7 (60.5)."""
@@ -521,6 +538,17 @@ def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool) -> Ge
         # fp16 0.72 -> 0.96, 8648x1x3343 bf16 t 0.86 -> 0.99, 1x18229x983 fp16 1.94 -> 2.63;
         # 1x16384x3433 bf16 1.99 -> 1.81, 1x32768x2048 bf16 0.81 -> 0.79). fp32 came out
         # even (1x26783x293 slice 0.79 -> 0.86, 1x25126x1408 0.90 -> 0.85) and keeps 32.
+        if rows >= GEMV_WIDE_ROWS:
+            # from 16384 outputs wider programs (H200 A/B, 2026-11-28, x torch
+            # launch-inclusive, 16-bit with rows on 16 bytes 16x128/s3 -> 64x128/s3:
+            # 1x32768x2048 bf16 0.75 -> 0.96, 32768x1x631 bf16 t 1.94 -> 2.69, 1x16384x641
+            # bf16 1.56 -> 1.82; fp32 over a short K 32x128/s4 -> 128x64/s3: 1x26783x293
+            # slice 0.81 -> 1.15). Fewer outputs lost (8648x1x3343 bf16 t 0.96 -> 0.90,
+            # 1x4096x511 fp16 1.64 -> 1.56, 8191x1x512 fp32 t 0.89 -> 0.71).
+            if wide and rows_aligned:
+                return GemvConfig(64, 128, 4, 3)
+            if not wide and k <= GEMV_SHORT_K:
+                return GemvConfig(128, 64, 4, 3)
         return GemvConfig(16, 128, 4, 3) if wide else GemvConfig(GEMV_BLOCK_R, 128, 4, 4)
     return GemvConfig(GEMV_BLOCK_R, 256 if wide else 128, 4, 3)
 
@@ -805,7 +833,9 @@ def _pick(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
     if min(m, n) == 1:
         k_contiguous = (b.stride(0) == 1) if m == 1 else (a.stride(1) == 1)
         wide_row = row_times_wide_matrix(b) if m == 1 else None
-        return wide_row or gemv_config(max(m, n), k, a.dtype, k_contiguous)
+        matrix = b if m == 1 else a
+        return wide_row or gemv_config(max(m, n), k, a.dtype, k_contiguous,
+                                       rows_aligned=on_16_bytes(matrix))
     cfg = _tiles(a, b, a_rows=False)
     if a.element_size() == 2:
         # 16-bit tiles through tensor descriptors where the target has them (else the pointer

@@ -64,12 +64,30 @@ def test_gemv_is_picked_for_one_row_or_column_and_refused_otherwise(device: torc
     assert gemv_config(2136, 4127, torch.float32, k_contiguous=True).block_r == 4
     assert gemv_config(1579, 4097, torch.bfloat16, k_contiguous=True).block_r == 4
     assert gemv_config(100, 16384, torch.float32, k_contiguous=True).split_k > 1
-    # rows along N, K at most half the outputs: 16-bit 16 outputs a program, fp32 32
-    assert gemv_config(19661, 256, torch.bfloat16, k_contiguous=False) == GemvConfig(16, 128, 4, 3)
-    assert gemv_config(19661, 256, torch.float32, k_contiguous=False) == GemvConfig(32, 128, 4, 4)
-    assert gemv_config(19661, 9831, torch.bfloat16, k_contiguous=False).block_r == 32
     row, wide_n = (seeded_randn(1, 300, dtype=torch.float16, device=device),
                    seeded_randn(300, 4099, dtype=torch.float16, seed=1, device=device))
+    # rows along N, K at most half the outputs: 16-bit 16 outputs a program, fp32 32 ...
+    assert gemv_config(8648, 3343, torch.bfloat16, False, rows_aligned=True) == GemvConfig(
+        16, 128, 4, 3)
+    assert gemv_config(8191, 512, torch.float32, k_contiguous=False) == GemvConfig(32, 128, 4, 4)
+    # ... from 16384 outputs 16-bit rows 16 bytes apart take 64, fp32 over K to 512 128x64
+    assert gemv_config(16384, 641, torch.bfloat16, False, rows_aligned=True) == GemvConfig(
+        64, 128, 4, 3)
+    assert gemv_config(19661, 256, torch.bfloat16, k_contiguous=False) == GemvConfig(16, 128, 4, 3)
+    assert gemv_config(26783, 293, torch.float32, k_contiguous=False) == GemvConfig(128, 64, 4, 3)
+    assert gemv_config(26783, 512, torch.float32, False).block_r == 128
+    assert gemv_config(26783, 513, torch.float32, k_contiguous=False) == GemvConfig(32, 128, 4, 4)
+    for matrix in (seeded_randn(300, 16400, dtype=torch.float16, device=device),
+                   seeded_randn(300, 16408, dtype=torch.float16, device=device)[:, :16401]):
+        assert picked_config(row, matrix).block_r == 64  # B's rows 16 bytes apart
+        assert_close("mm", mm(row, matrix), row.double() @ matrix.double(), 300)
+    odd = seeded_randn(300, 16401, dtype=torch.float16, device=device)
+    assert picked_config(row, odd).block_r == 16
+    tall = seeded_randn(16400, 293, device=device)  # A, one column out: rows along N
+    short = seeded_randn(293, 1, seed=1, device=device)
+    assert picked_config(tall.t().contiguous().t(), short) == GemvConfig(128, 64, 4, 3)
+    assert_close("mm", mm(tall.t().contiguous().t(), short), tall.double() @ short.double(), 293)
+    assert gemv_config(19661, 9831, torch.bfloat16, k_contiguous=False).block_r == 32
     assert picked_config(row, wide_n) == GemvConfig(16, 128, 4, 3)
     assert_close("mm", mm(row, wide_n), row.double() @ wide_n.double(), 300)
     # one output column over a long K, and one output row, as GEMV (split)
@@ -321,8 +339,18 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     assert mm_config(307, 2048, 6680, f32).split_k == 4  # ... up to 4 programs an SM
     assert mm_config(3557, 2048, 2344, torch.bfloat16).block_n == 256  # 2 waves, long K
     assert mm_config(4096, 4096, 4096, torch.bfloat16, a_columns=True).block_n == 128
-    cols = mm_config(2161, 1025, 16384, f32, a_columns=True)  # fp32 A read down columns
+    cols = mm_config(2161, 1025, 8160, f32, a_columns=True)  # fp32 A read down columns
     assert (cols.block_m, cols.block_n, cols.pad_k) == (128, 64, False)
+    # ... K from 8192 over a wave of those tiles: 128x128 on 8 warps, split towards 4 an SM
+    cols = mm_config(2161, 1025, 16384, f32, a_columns=True)
+    assert (cols.block_m, cols.block_n, cols.warps, cols.split_k) == (128, 128, 8, 4)
+    assert mm_config(513, 1025, 16384, f32, a_columns=True).block_n == 64  # 85 tiles
+    # ... under 32 of them: 32x128 tiles split towards two programs an SM
+    assert mm_config(80, 1024, 8191, f32, a_columns=True) == MMConfig(32, 128, 32, 4, 4,
+                                                                       split_k=11)
+    assert mm_config(587, 272, 1025, f32, a_columns=True).block_m == 32  # 25 tiles
+    for m, n, k in ((320, 1023, 1024), (12296, 79, 23), (128, 2048, 1024)):  # 48, 194, 32
+        assert mm_config(m, n, k, f32, a_columns=True).block_m == 128
     # ... K off a tile over a grid of 64x64 tiles: both copied K-padded, split in two under a
     # wave; fewer tiles, or K within a tile, or 32 rows or fewer keep their tiles
     assert mm_config(2161, 1025, 16383, f32, a_columns=True) == MMConfig(64, 64, 32, 4, 4,
