@@ -187,12 +187,14 @@ def mm_config(m: int, n: int, k: int, dtype: torch.dtype, *,
             # t 128x64 unsplit 0.75, 128x128/w8s3 in 4 parts 1.11, in 2 0.95; H200 A/B,
             # 2026-11-28, launch-inclusive 0.76 -> 1.11)
             return _split(MMConfig(128, 128, bk, 8, 3), m, n, k, 4 * ONE_WAVE, 4, 2 * bk)
-        if tiles < FEW_TILES // 2:
-            # under 32 such tiles: 32x128 tiles split towards two programs a multiprocessor
-            # (H200 A/B, 2026-11-28, x torch launch-inclusive, 128x64 -> 32x128: 80x1024x8191 t
-            # 0.33 -> 0.59, 587x272x1025 t 0.47 -> 0.62, 128x457x1061 t 0.77 -> 0.82, 1025x64x3
-            # t 1.36 -> 1.58). 48 tiles lost (320x1023x1024 t 0.92 -> 0.85); a grid over a wave
-            # gained (12296x79x23 t, 194 tiles, 0.59 -> 0.67) but stays with its neighbours.
+        if tiles < FEW_TILES // 2 or (k <= bk and tiles < TWO_WAVES):
+            # under 32 such tiles, or under two waves with K within one tile: 32x128 tiles split
+            # towards two programs a multiprocessor (H200 A/B, 2026-11-28, x torch
+            # launch-inclusive, 128x64 -> 32x128: 80x1024x8191 t 0.33 -> 0.59, 587x272x1025 t
+            # 0.47 -> 0.62, 128x457x1061 t 0.77 -> 0.82; one K step, unsplit: 1025x64x3 t 1.36
+            # -> 1.58, 12296x79x23 t 0.59 -> 0.67 at 194 tiles). A split grid of 48 tiles lost
+            # (320x1023x1024 t 0.92 -> 0.85). Larger grids over one K step stay, for the
+            # resident programs over A copied by rows (_pick).
             return _split(MMConfig(32, 128, bk, 4, 4), m, n, k, TARGET_PROGRAMS, 16, 2 * bk)
         if tiles >= ONE_WAVE:
             return cfg

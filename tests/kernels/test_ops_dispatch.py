@@ -349,7 +349,9 @@ def test_mm_split_rules_fill_the_device_for_few_tiles() -> None:
     assert mm_config(80, 1024, 8191, f32, a_columns=True) == MMConfig(32, 128, 32, 4, 4,
                                                                        split_k=11)
     assert mm_config(587, 272, 1025, f32, a_columns=True).block_m == 32  # 25 tiles
-    for m, n, k in ((320, 1023, 1024), (12296, 79, 23), (128, 2048, 1024)):  # 48, 194, 32
+    # ... and with K within one tile under two waves of them
+    assert mm_config(12296, 79, 23, f32, a_columns=True) == MMConfig(32, 128, 32, 4, 4)
+    for m, n, k in ((320, 1023, 1024), (128, 2048, 1024), (12296, 129, 23)):  # 48, 32, 291
         assert mm_config(m, n, k, f32, a_columns=True).block_m == 128
     # ... K off a tile over a grid of 64x64 tiles: both copied K-padded, split in two under a
     # wave; fewer tiles, or K within a tile, or 32 rows or fewer keep their tiles
