@@ -516,10 +516,10 @@ def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool,
                 rows_aligned: bool = False) -> GemvConfig:
     """The GEMV tile for `rows` outputs over `k` (`k_contiguous`: the matrix's rows run along
     K; `rows_aligned`: its rows, or columns, start 16 bytes apart or a multiple of that).
-    From one H100 sweep (2026-11-26, bf16, us; torch in brackets): r-contiguous 8192x8192 32x256/4 60.7, 32x512/8 62.2 (59.4);
-    14336x4096 32x128/4 55.3, 32x256 62.6 (56.0); 4096x14336 32x512/8 54.9, 32x256 66.6
-    (54.8); 1001x30011 8x512 69.2, 32x256 170 (65.3); k-contiguous 8192x8192 8x512 59.6,
-    32x256 62.7 (60.5)."""
+    From one H100 sweep (2026-11-26, bf16, us; torch in brackets): r-contiguous 8192x8192
+    32x256/4 60.7, 32x512/8 62.2 (59.4); 14336x4096 32x128/4 55.3, 32x256 62.6 (56.0);
+    4096x14336 32x512/8 54.9, 32x256 66.6 (54.8); 1001x30011 8x512 69.2, 32x256 170 (65.3);
+    k-contiguous 8192x8192 8x512 59.6, 32x256 62.7 (60.5)."""
     wide = dtype.itemsize == 2
     if k_contiguous:
         return _gemv_split(GemvConfig(8, 512 if wide else 256, 4, 3), rows, k, narrow=True)
