@@ -65,6 +65,13 @@ SHORT_PROGRAMS = 2112
 # 0.92x; 256x2x13 fp32 sum 0.81x). Its tile goes up to ONE_LAUNCH_TILE elements deep, so
 # that the one program takes few steps.
 ONE_LAUNCH_ELEMENTS, ONE_LAUNCH_TILE = 16384, 8192
+# One launch over one or two fp32 columns with a tile 2048 rows deep (1025-2048 rows): 16 warps.
+# On 4 such a tile read 2048x2 fp32 over dim 0 at 0.61-0.77x torch where 16 read 1.43-1.54x
+# (H200 tile run, 2026-11-28, launch-inclusive us, the 2048x2 tile at 4 / 8 / 16 warps: 9.68 /
+# 6.13 / 4.93, torch 7.06), while the 4096-deep tiles of 2049x2 and 3974x2 fp32 read 1.23x and
+# 1.42x on 4, and 16-bit 2048x2 1.23-1.33x: those keep 4. Shallower tiles over 1-2 columns are
+# the partial sums of split reductions, which no run has timed with more warps.
+NARROW_DEEP_TILE = 2048, 16
 
 
 @triton.jit
@@ -279,6 +286,8 @@ def _reduce_3d(src: torch.Tensor, outer: int, r: int, inner: int, out: torch.Ten
         small = splits is None and config is None and outer * r * inner <= ONE_LAUNCH_ELEMENTS
         if small:
             block_r = max(block_r, min(next_power_of_2(r), ONE_LAUNCH_TILE // block_i))
+            if block_i <= 2 and block_r == NARROW_DEEP_TILE[0] and src.dtype == torch.float32:
+                warps = NARROW_DEEP_TILE[1]
         if config is not None:
             block_r, block_i, warps = config.block_r, config.block_o, config.warps
         tiles_i = cdiv(inner, block_i)

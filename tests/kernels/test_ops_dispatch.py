@@ -822,6 +822,23 @@ def test_a_small_column_reduction_is_one_launch(dtype: torch.dtype, device: torc
                 assert grid[1] == 1 and kwargs["BLOCK_R"] * kwargs["BLOCK_I"] >= 2048
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_launch_over_two_columns_2048_deep_takes_16_warps_in_fp32(
+        dtype: torch.dtype, device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    spy = spy_on(monkeypatch, _reduce, "_sum_cols_kernel")
+    # 1025-2048 rows over 1-2 columns: one 2048-deep tile; 2049 rows take a 4096-deep one and
+    # 1024 a 1024-deep one, which keep 4 warps, as do 16-bit inputs
+    for rows, depth in ((2048, 2048), (1500, 2048), (2049, 4096), (1024, 1024)):
+        x = seeded_randn(rows, 2, dtype=dtype, device=device)
+        spy.launches.clear()
+        got = reduce_dim(x, [0], False, True, None)
+        assert_close("mean", got, torch.mean(x.double(), 0), rows)
+        (_, _, kwargs), = spy.launches
+        assert kwargs["BLOCK_R"] == depth
+        wide = depth == 2048 and dtype == torch.float32
+        assert kwargs["num_warps"] == (16 if wide else 4), (rows, dtype, kwargs)
+
+
 def test_lines_refuse_what_cannot_be_read_in_place() -> None:
     x = torch.zeros(6, 8, 10)
     assert _reduce.lines(x, 1) == (6, 80, 10)
