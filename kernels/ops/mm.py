@@ -807,7 +807,7 @@ def row_times_wide_matrix(b: torch.Tensor) -> MMConfig | GemvConfig | None:
         return None
     if SMALL_GEMV[0] <= n <= SMALL_GEMV[1] and k <= SMALL_GEMV[2] or k < ALONG_N_MIN_K:
         return None
-    if b.stride(0) % (16 // b.element_size()) == 0 and ALONG_N_TILES <= n < ALONG_N_WIDE:
+    if on_16_bytes(b) and ALONG_N_TILES <= n < ALONG_N_WIDE:
         if 2 * k < 5 * n:
             # with its outputs' bound stated, the GEMV kernel loads 16-byte vectors too; from K
             # about 2.5 times the outputs the tile kernel's split still wins (H200, head tree,
