@@ -676,7 +676,8 @@ def worth_copying(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool
     2026-11-27: 19x8978x4400 0.66x torch copied, 1.43x in place; 29x11657x2315 0.61x, 1.06x;
     2048x256x4363 0.71x, 0.90x). 16-bit operands and operands stored column by column stay
     copied: read in place the same way, 128x4545x8192 fp16 fell from 0.64x to 0.10x and
-    108x409x892 bf16 transposed from 0.68x to 0.29x. A large 16-bit operand stored column
+    108x409x892 bf16 transposed from 0.68x to 0.29x (with an earlier kernel: the picked 32x64
+    tiles now read it in place, `reads_small_in_place`). A large 16-bit operand stored column
     by column (LARGE_BY_COLUMNS elements) read fewer than COPY_READS times is read in place
     (103x32768x938 bf16 transposed, 128x128 tiles, on an H200: 0.30x torch with B copied,
     1.47x in place in the A/B, measured when such a copy was a transposing pass; with copies
@@ -703,6 +704,18 @@ def worth_copying(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> tuple[bool
 
     return (m > 64 and not in_place(a, cdiv(n, cfg.block_n)),
             not in_place(b, cdiv(m, cfg.block_m)))
+
+
+def reads_small_in_place(cfg: MMConfig, a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether a 16-bit product on 32x64 tiles that would copy an operand reads both in place
+    with the pointer kernel (no copy, no descriptors): where no operand's rows (or columns)
+    are an odd number of elements apart, so that every tile load is at least 4 bytes wide.
+    H200 A/B, 2026-11-28, device time, copied + descriptors -> in place: 108x409x892 bf16 t
+    (both operands by columns, steps 108 and 892) 1.37x, 166x919x1176 bf16 t (A's step 166)
+    1.31x; with an odd step the 2-byte loads lost: 400x511x1741 fp16 t (B's step 1741) 0.39x,
+    15 other products with an odd step 0.39-0.88x, 257x499x513 bf16 t (both odd) 1.00x."""
+    return (a.element_size() == 2 and (cfg.block_m, cfg.block_n) == (32, 64) and not cfg.pad_k
+            and not _odd_rows(a) and not _odd_rows(b) and any(_copied(a, b, cfg)))
 
 
 def copies_unaligned(a: torch.Tensor, b: torch.Tensor, cfg: MMConfig) -> bool:
@@ -839,6 +852,8 @@ def _pick(a: torch.Tensor, b: torch.Tensor) -> MMConfig | GemvConfig:
         return wide_row or gemv_config(max(m, n), k, a.dtype, k_contiguous,
                                        rows_aligned=on_16_bytes(matrix))
     cfg = _tiles(a, b, a_rows=False)
+    if reads_small_in_place(cfg, a, b):
+        return replace(cfg, copy_unaligned=False)
     if a.element_size() == 2:
         # 16-bit tiles through tensor descriptors where the target has them (else the pointer
         # kernel): H200 A/B of 2026-11-27 over the 237 such rows of the record, device time

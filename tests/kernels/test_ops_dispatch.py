@@ -624,6 +624,35 @@ def test_mm_reads_16bit_rows_8_bytes_apart_in_place(
     assert copied == [(260, 33)]
 
 
+def test_small_16bit_products_with_even_steps_read_both_operands_in_place(
+        device: torch.device, copied: list[tuple[int, ...]]) -> None:
+    def by_columns(m: int, n: int, k: int, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+        a = seeded_randn(k, m, dtype=dtype, device=device).t()
+        return a, seeded_randn(n, k, dtype=dtype, seed=1, device=device).t()
+
+    # both operands stored by columns, steps 108 and 892 (8-byte loads): no copy, no
+    # descriptors, 32x64 tiles on the pointer kernel (fp16: the interpreter computes bf16
+    # products wrongly)
+    a, b = by_columns(108, 409, 892, torch.float16)
+    cfg = picked_config(a, b)
+    assert (cfg.block_m, cfg.block_n, cfg.copy_unaligned, cfg.tma) == (32, 64, False, False)
+    assert_close("mm", mm(a, b), a.double() @ b.double(), 892)
+    assert copied == []
+    # A's step 166 (4-byte loads), B's on 16 bytes
+    assert not picked_config(*by_columns(166, 919, 1176, torch.bfloat16)).copy_unaligned
+    # an odd step anywhere keeps the copies and the descriptors: 2-byte loads lost 2x
+    for m, n, k, dtype in ((257, 499, 513, torch.bfloat16), (400, 511, 1741, torch.float16),
+                           (166, 919, 1175, torch.bfloat16), (257, 499, 512, torch.bfloat16)):
+        cfg = picked_config(*by_columns(m, n, k, dtype))
+        assert (cfg.block_m, cfg.block_n, cfg.copy_unaligned, cfg.tma) == (32, 64, True, True)
+    # even steps on larger tiles keep them too
+    cfg = picked_config(*by_columns(1026, 1030, 2050, torch.float16))
+    assert cfg.block_m * cfg.block_n > 32 * 64 and cfg.copy_unaligned and cfg.tma
+    # rows stored row by row, A's 1069 apart
+    a = seeded_randn(1025, 1069, dtype=torch.bfloat16, device=device)
+    assert picked_config(a, seeded_randn(1069, 129, dtype=torch.bfloat16, device=device)).tma
+
+
 def test_mm_very_long_k_tiles_split_towards_a_wave(device: torch.device) -> None:
     from flagbot.kernels.ops.mm import MMConfig, mm_config
 
