@@ -2,13 +2,15 @@
 launches this tree changes takes the readings of the A/B head that launched it the same way.
 
 Run (any machine, CPU only, repository root, flagbot installed from it):
-  python benchmarks/ab_project.py DIR --results FILE [--ops mm] [--launches F]
+  python benchmarks/ab_project.py DIR [DIR...] --results FILE [--ops mm] [--launches F]
 DIR is an `ab_rows.py --changed --out DIR` folder: base-N.json and HEAD-N.json (the rounds),
 launches-base.json and launches-HEAD.json (each variant's launches, captured on the CPU); or
 an archive of one (a gzipped JSON file with "rounds" and "launches", each name -> content, as
 benchmarks/results/ab-*.json.gz keep them).
-FILE is the record the A/B's base tree measured. This tree's launches for FILE's rows of
+FILE is the record the first A/B's base tree measured. This tree's launches for FILE's rows of
 `--ops` are captured the same way (`ptx_audit.py --launches`, or read from `--launches F`).
+Later A/Bs may have run on a base that already merged an earlier one's rules: their heads and
+their bases count as variants that timed the rows they launched.
 
 A row whose launches equal the A/B base's keeps the record's reading. A row this tree
 launches differently takes the best round of a head that launched it exactly so (the rules
@@ -66,21 +68,36 @@ def load(ab: Path) -> tuple[Launches, Rounds]:
     return launches, rounds
 
 
-def readings(ab: Path, here: dict[str, list[dict[str, Any]]]
+def readings(abs_: Path | list[Path], here: dict[str, list[dict[str, Any]]]
              ) -> tuple[dict[str, tuple[str, dict[str, Any]]], list[str]]:
-    """(row -> (head, that head's best reading) for each row `here` launches unlike the A/B
-    base, the changed rows no head launched the same way)."""
-    launches, rounds = load(ab)
-    heads = sorted(name for name in launches if name.startswith("head"))
-    seen = ab_rows.comparable({**launches, "here": here})
-    changed = {row for row, made in seen["here"].items() if seen["base"].get(row) != made}
+    """(row -> (variant, its best reading) for each row `here` launches unlike the record's
+    tree, the first A/B's base (for rows it did not capture, the first later base that did);
+    the changed rows no variant launched the same way). Each A/B's heads are variants, and so
+    are the bases of the A/Bs after the first."""
+    abs_ = [abs_] if isinstance(abs_, Path) else abs_
+    trees: Launches = {"here": here}
+    timed: dict[str, list[dict[str, Any]]] = {}
+    for i, ab in enumerate(abs_):
+        launches, rounds = load(ab)
+        for name in sorted(launches):
+            if name == "base":
+                # rows of an op the first A/B left out: as the first later base launched them
+                trees["record"] = {**launches[name], **trees.get("record", {})}
+                if i == 0:
+                    continue
+            label = name if len(abs_) == 1 else f"{ab.name}: {name}"
+            trees[label], timed[label] = launches[name], rounds.get(name, [])
+    seen = ab_rows.comparable(trees)
+    changed = {row for row, made in seen["here"].items() if seen["record"].get(row) != made}
     found: dict[str, tuple[str, dict[str, Any]]] = {}
     unmatched = []
     for row in sorted(changed):
-        timed = [h for h in heads if seen[h].get(row) == seen["here"][row]]
-        best = ab_rows.best_of([run for h in timed for run in rounds.get(h, [])], {row})
-        if row in best:
-            found[row] = (timed[0], best[row])
+        same = [v for v in timed if seen[v].get(row) == seen["here"][row]]
+        best = {v: ab_rows.best_of(timed[v], {row}).get(row) for v in same}
+        readings_ = [(r["us"]["generic"], v, r) for v, r in best.items() if r is not None]
+        if readings_:
+            _, variant, reading = min(readings_, key=lambda t: t[0])
+            found[row] = (variant, reading)
         else:
             unmatched.append(row)
     return found, unmatched
@@ -129,7 +146,9 @@ def project(record: dict[str, Any], ops: list[str],
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("ab_dir", type=Path, metavar="DIR", help="an ab_rows.py --changed --out DIR")
+    p.add_argument("ab_dirs", type=Path, nargs="+", metavar="DIR",
+                   help="an ab_rows.py --changed --out DIR, or its archive; the first A/B's "
+                   "base is the record's tree")
     p.add_argument("--results", type=Path, required=True,
                    help="the record the A/B's base tree measured (JSON or gzipped)")
     p.add_argument("--ops", default="mm")
@@ -139,8 +158,9 @@ def main(argv: list[str] | None = None) -> int:
     for path in (args.results, args.launches):
         if path is not None and not path.is_file():
             p.error(f"{path}: no such file")
-    if not args.ab_dir.exists():
-        p.error(f"{args.ab_dir}: no such folder or archive")
+    for ab in args.ab_dirs:
+        if not ab.exists():
+            p.error(f"{ab}: no such folder or archive")
     ops = [o for o in args.ops.split(",") if o]
     if args.launches is None:
         with tempfile.TemporaryDirectory() as tmp:
@@ -149,14 +169,15 @@ def main(argv: list[str] | None = None) -> int:
             here = ab_rows.launch_specs(json.loads(target.read_text(encoding="utf-8")))
     else:
         here = ab_rows.launch_specs(json.loads(args.launches.read_text(encoding="utf-8")))
-    found, unmatched = readings(args.ab_dir, here)
+    found, unmatched = readings(args.ab_dirs, here)
     record = sweep_pool.read_result(args.results)
     print(project(record, ops, found))
-    print(f"ab_project: {len(found)} rows launched differently, each timed by a head",
+    print(f"ab_project: {len(found)} rows launched differently, each timed by a variant",
           file=sys.stderr)
     if unmatched:
-        print(f"ab_project: {len(unmatched)} rows launched differently that no head of "
-              f"{args.ab_dir} launched the same way, so not projected (time them): "
+        print(f"ab_project: {len(unmatched)} rows launched differently that no variant of "
+              f"{', '.join(map(str, args.ab_dirs))} launched the same way, so not projected "
+              "(time them): "
               + ", ".join(unmatched), file=sys.stderr)
         return 1
     return 0

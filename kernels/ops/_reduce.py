@@ -28,8 +28,9 @@ TILE = 4096  # the longest stretch of a contiguous reduced dim one program loads
 # several times (8191x1023 bf16 mean over dim 0: 32 columns by 16 rows, 1.30x in the tile
 # sweep); wide tiles for a few rows over many columns (5x16384x513 fp16 over dim 0: 128
 # columns 0.16x -> 1024 columns 1.19x; 13x4194304 bf16 0.32x -> 1.09x), 128 columns at least
-# for 8 rows or fewer (2x100000 fp32: 32 columns 0.72x, 128 1.12x). Columns of 16 or fewer
-# keep the earlier deep tiles (9581360x2 bf16 over dim 0: 32 columns 0.20x, 2 x 2048 1.16x).
+# for 3-8 rows (2x100000 fp32: 32 columns 0.72x, 128 1.12x; 1-2 rows: FEW_ROWS_TILE, below).
+# Columns of 16 or fewer keep the earlier deep tiles (9581360x2 bf16 over dim 0: 32 columns
+# 0.20x, 2 x 2048 1.16x).
 COLS_TILE, COLS_PROGRAMS, COLS_WARPS = 512, 2048, 8
 SHORT_ROWS_TILE, SHORT_ROWS_PROGRAMS = 512, 132  # see rows_tile
 # Columns of 3-16 (a [100003, 3] tensor over dim 0): 256 rows of them at a time, 16 warps, and
@@ -72,6 +73,16 @@ ONE_LAUNCH_ELEMENTS, ONE_LAUNCH_TILE = 16384, 8192
 # 1.42x on 4, and 16-bit 2048x2 1.23-1.33x: those keep 4. Shallower tiles over 1-2 columns are
 # the partial sums of split reductions, which no run has timed with more warps.
 NARROW_DEEP_TILE = 2048, 16
+# A reduced dim of one row, or two over at least FEW_ROWS_MIN_INNER columns that would take a
+# column tile under 512 wide (1-2 rows of 128 columns on 8 warps: one element a thread):
+# FEW_ROWS_TILE elements on FEW_ROWS_WARPS (H200 A/B, 2026-11-28, device time, 2x128/w8 ->
+# these: 1x262144 fp16 mean over dim 0 1.58x, 1x262143 fp32 1.45x, 224x1x863 fp16 mean over
+# dim 1 1.41x, 1x131071 bf16 1.21x, 2x56x8161 fp32 sum 1.43x, 2x378894 fp32 mean 1.32x,
+# 2x131071 and 2x100000 fp32 1.08-1.09x; 30 rows of one row 0.98-1.15x, and 1x1024 on 8
+# warps -> 4 0.99-1.10x). Two rows over fewer columns came out even (2x6496 bf16 0.94x,
+# 2x14653 fp32 1.07x), as did the two-row partial sums of split reductions over 16384 columns
+# (0.92-1.09x); two rows already on 1024 columns lost (2x33554432 bf16 0.19x at 2x512).
+FEW_ROWS_TILE, FEW_ROWS_WARPS, FEW_ROWS_MIN_INNER = 1024, 4, 65536
 
 
 @triton.jit
@@ -178,12 +189,15 @@ def cols_tile(outer: int, r: int, inner: int) -> tuple[int, int, int]:
     the contiguous one: the widest column tile that still gives COLS_PROGRAMS programs, but
     never narrower than ~1024 elements of a short reduced dim need (32 columns at least),
     COLS_TILE elements deep and 256 at least; 3-16 columns all of them, NARROW_COLS_DEPTH deep
-    (fewer than COLS_PROGRAMS outer slices) or 4096 elements deep, as are 1-2 columns."""
+    (fewer than COLS_PROGRAMS outer slices) or 4096 elements deep, as are 1-2 columns; a
+    reduced dim of 1-2 rows over many columns FEW_ROWS_TILE elements."""
     if inner <= 16:
         block_i = next_power_of_2(inner)
         if block_i >= 4 and outer < COLS_PROGRAMS:
             return block_i, min(next_power_of_2(r), NARROW_COLS_DEPTH), NARROW_COLS_WARPS
         return block_i, min(next_power_of_2(r), TILE // block_i), 4
+    if r == 1:
+        return min(FEW_ROWS_TILE, next_power_of_2(inner)), 1, FEW_ROWS_WARPS
     narrowest = max(32, min(128, 1024 // next_power_of_2(r)))
     block_i = narrowest
     for width in (1024, 512, 256, 128, 64, 32):
@@ -192,6 +206,8 @@ def cols_tile(outer: int, r: int, inner: int) -> tuple[int, int, int]:
         if width <= 2 * next_power_of_2(inner) and outer * cdiv(inner, width) >= COLS_PROGRAMS:
             block_i = width
             break
+    if r == 2 and inner >= FEW_ROWS_MIN_INNER and block_i < FEW_ROWS_TILE // 2:
+        return FEW_ROWS_TILE // 2, 2, FEW_ROWS_WARPS
     block_r = max(1, min(next_power_of_2(r), COLS_TILE // block_i))
     while block_r * block_i < 256:
         block_r *= 2

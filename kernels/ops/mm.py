@@ -465,6 +465,7 @@ GEMV_NARROW_PROGRAMS = 384  # rows along K: halved while fewer programs than thi
 # rows along N: from this many outputs wider programs (fp32 over K up to GEMV_SHORT_K)
 GEMV_WIDE_ROWS, GEMV_SHORT_K = 16384, 512
 GEMV_MIN_ROWS = 4096  # fewer rows than this leave SMs idle unless K is split
+GEMV_LONG_K = 2048  # rows along N, fp32 rows on 16 bytes: from this K, wider K steps
 # one row times a 16-bit matrix stored row by row (see row_times_wide_matrix): outputs from
 # which aligned rows take its kernels (32-output GEMV programs or the tile kernel), and the
 # span of outputs unaligned rows take 16-output GEMV programs in (the spans the runs measured)
@@ -534,6 +535,11 @@ def gemv_config(rows: int, k: int, dtype: torch.dtype, k_contiguous: bool,
         return _gemv_split(GemvConfig(GEMV_BLOCK_R, 128, 4, 4), rows, k, narrow=False)
     if k >= 2 * rows:
         return GemvConfig(GEMV_BLOCK_R, 512 if wide else 256, 8, 3)
+    if not wide and rows_aligned and k >= GEMV_LONG_K and rows < GEMV_WIDE_ROWS:
+        # fp32 over a long K: 256 of K a step (H200 A/B, 2026-11-28, device time, 32x128 ->
+        # 32x256/w4s3: 1x6544x2048 1.20x, 1x8192x8192 1.07x, 1x8192x5158 1.05x; rows off 16
+        # bytes lost, 1x8193x4830 0.79x); the outputs' span is the one measured
+        return GemvConfig(GEMV_BLOCK_R, 256, 4, 3)
     if 2 * k <= rows:
         # 16-bit: 16 outputs a program over 3 stages (H200 A/B, 2026-11-28, x torch
         # launch-inclusive, 32x128/s4 -> 16x128/s3: 1x19661x256 bf16 0.66 -> 0.96, 1x31013x1635

@@ -138,3 +138,36 @@ def test_an_archived_ab_projects_as_its_folder_did(proj: Any, tmp_path: Path,
         assert "| mm | seed 7 | 3 | 0 -> 1 | 0 -> 1 | 2 -> 1 |" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="not an A/B archive"):
         proj.main([str(record), "--results", str(record), "--launches", str(launches)])
+
+
+def test_a_later_ab_on_a_base_that_merged_an_earlier_head_projects_with_it(
+        proj: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = _ab(tmp_path)
+    # the second A/B ran on a base with the first's head1 merged (a at 128) and timed c
+    second = tmp_path / "ab2"
+    second.mkdir()
+    for name, blocks in {"base": {"a": 128, "b": 64, "c": 64},
+                         "head": {"a": 128, "b": 64, "c": 16}}.items():
+        (second / f"launches-{name}.json").write_text(json.dumps(
+            {_name(f"{r}x1x1"): [_spec(b)] for r, b in blocks.items()}))
+    for name, vs in {"base-0": {"c": 0.7}, "head-0": {"c": 1.1}, "head-1": {"c": 1.0}}.items():
+        rows = [{**_row(f"{r}x1x1", v, v), "us": {"generic": 10.0 / v, "torch": 10.0}}
+                for r, v in vs.items()]
+        (second / f"{name}.json").write_text(json.dumps({"rows": rows}))
+    here = {_name("ax1x1"): [json.loads(_spec(128))], _name("bx1x1"): [json.loads(_spec(64))],
+            _name("cx1x1"): [json.loads(_spec(16))]}
+    found, unmatched = proj.readings([first, second], here)
+    # a changed against the record (the first base) and was timed by the first head1; the
+    # second base launched it so too but never timed it: head1's reading stands
+    assert unmatched == [] and set(found) == {_name("ax1x1"), _name("cx1x1")}
+    assert found[_name("ax1x1")][0] == "ab: head1" and found[_name("ax1x1")][1]["vs_torch"] == 1.2
+    assert found[_name("cx1x1")][0] == "ab2: head" and found[_name("cx1x1")][1]["vs_torch"] == 1.1
+    # with the second A/B left out, c is a change nobody timed
+    assert proj.readings(first, here)[1] == [_name("cx1x1")]
+    launches = tmp_path / "here.json"
+    launches.write_text(json.dumps({row: [json.dumps(s) for s in specs]
+                                    for row, specs in here.items()}))
+    assert proj.main([str(first), str(second), "--results", str(_record(tmp_path)),
+                      "--launches", str(launches)]) == 0
+    # seed 7: a 0.5 -> 1.2 and c 0.7 -> 1.1 pass; b stays 0.9
+    assert "| mm | seed 7 | 3 | 0 -> 2 | 0 -> 2 | 2 -> 0 |" in capsys.readouterr().out

@@ -624,6 +624,24 @@ def test_mm_reads_16bit_rows_8_bytes_apart_in_place(
     assert copied == [(260, 33)]
 
 
+def test_fp32_gemv_rows_along_n_on_16_bytes_over_a_long_k_take_256_a_step(
+        device: torch.device) -> None:
+    long_k = GemvConfig(32, 256, 4, 3)
+    assert gemv_config(6544, 2048, torch.float32, False, rows_aligned=True) == long_k
+    assert gemv_config(8192, 5158, torch.float32, False, rows_aligned=True) == long_k
+    # a shorter K, rows off 16 bytes, 16-bit, 16384 outputs or more: as before
+    assert gemv_config(6544, 2047, torch.float32, False, rows_aligned=True).block_k == 128
+    assert gemv_config(8193, 4830, torch.float32, False, rows_aligned=False).block_k == 128
+    assert gemv_config(6544, 2048, torch.bfloat16, False, rows_aligned=True).block_k == 128
+    assert gemv_config(16384, 4096, torch.float32, False, rows_aligned=True).block_k == 128
+    row = seeded_randn(1, 2048, device=device)
+    matrix = seeded_randn(2048, 4100, seed=1, device=device)
+    assert picked_config(row, matrix) == long_k
+    assert_close("mm", mm(row, matrix), row.double() @ matrix.double(), 2048)
+    assert picked_config(row, matrix[:, :4099]) == long_k  # a slice: rows still 4100 apart
+    assert picked_config(row, seeded_randn(2048, 4099, device=device)).block_k == 128
+
+
 def test_small_16bit_products_with_even_steps_read_both_operands_in_place(
         device: torch.device, copied: list[tuple[int, ...]]) -> None:
     def by_columns(m: int, n: int, k: int, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
@@ -868,6 +886,25 @@ def test_one_launch_over_two_columns_2048_deep_takes_16_warps_in_fp32(
         assert kwargs["num_warps"] == (16 if wide else 4), (rows, dtype, kwargs)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_one_or_two_reduced_rows_over_many_columns_take_1024_element_tiles_on_4_warps(
+        dtype: torch.dtype, device: torch.device, monkeypatch: pytest.MonkeyPatch) -> None:
+    spy = spy_on(monkeypatch, _reduce, "_sum_cols_kernel")
+    # one row: up to 1024 columns a program; two over 65536 columns or more: 2x512; two over
+    # fewer columns, and three, keep 2x128 and 4x128 on 8 warps
+    for rows, cols, tile in ((1, 3000, (1, 1024, 4)), (1, 300, (1, 512, 4)),
+                             (2, 70000, (2, 512, 4)), (2, 60000, (2, 128, 8)),
+                             (3, 70000, (4, 128, 8))):
+        x = seeded_randn(rows, cols, dtype=dtype, device=device)
+        spy.launches.clear()
+        assert_close("sum", reduce_dim(x, [0], False, False, None), torch.sum(x.double(), 0),
+                     rows)
+        (_, _, kwargs), = spy.launches
+        assert (kwargs["BLOCK_R"], kwargs["BLOCK_I"], kwargs["num_warps"]) == tile, (rows, cols)
+    # two rows already on 1024 columns (enough programs) keep them, on 8 warps
+    assert _reduce.cols_tile(1, 2, 33554432) == (1024, 1, 8)
+
+
 def test_lines_refuse_what_cannot_be_read_in_place() -> None:
     x = torch.zeros(6, 8, 10)
     assert _reduce.lines(x, 1) == (6, 80, 10)
@@ -903,7 +940,8 @@ def test_reduction_and_softmax_tiles_follow_the_measured_rules() -> None:
     # columns or fewer: all of them (the H100 sweeps' and tile runs' picks)
     assert _reduce.cols_tile(1, 5, 16384 * 513) == (1024, 1, 8)
     assert _reduce.cols_tile(1, 4097, 4097) == (32, 16, 8)
-    assert _reduce.cols_tile(1, 2, 100000) == (128, 2, 8)
+    assert _reduce.cols_tile(1, 3, 100000) == (128, 4, 8)
+    assert _reduce.cols_tile(1, 2, 100000) == (512, 2, 4)  # two rows: FEW_ROWS_TILE elements
     assert _reduce.cols_tile(512, 127, 1024) == (256, 2, 8)
     assert _reduce.cols_tile(1, 9581360, 2) == (2, 2048, 4)
     assert _reduce.cols_tile(1, 100003, 3) == (4, 256, 16)  # 3-16 columns: shallow, 16 warps
