@@ -6,7 +6,7 @@ Run (any machine, CPU only, repository root, flagbot installed from it):
 DIR is an `ab_rows.py --changed --out DIR` folder: base-N.json and HEAD-N.json (the rounds),
 launches-base.json and launches-HEAD.json (each variant's launches, captured on the CPU); or
 an archive of one (a gzipped JSON file with "rounds" and "launches", each name -> content, as
-benchmarks/results/ab-*.json.gz keep them).
+`ab_archive.py` writes them and benchmarks/results/ab-*.json.gz keep them).
 FILE is the record the first A/B's base tree measured. This tree's launches for FILE's rows of
 `--ops` are captured the same way (`ptx_audit.py --launches`, or read from `--launches F`).
 Later A/Bs may have run on a base that already merged an earlier one's rules: their heads and
@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import ab_rows  # noqa: E402 - the benchmark's own folder, found by path
+import ab_archive  # noqa: E402 - the benchmark's own folder, found by path
+import ab_rows  # noqa: E402
 import bench_kernels  # noqa: E402
 import ptx_audit  # noqa: E402
 import sweep_pool  # noqa: E402
@@ -39,7 +39,6 @@ import sweep_pool  # noqa: E402
 FLOOR = 0.80  # the issue's floor: no row under this many times torch
 Launches = dict[str, dict[str, list[dict[str, Any]]]]  # variant -> row -> launch specs
 Rounds = dict[str, list[dict[str, Any]]]  # variant -> its rounds' results
-ROUND = re.compile(r"(base|head\d*)-\d+")  # a round's name: variant-N
 
 
 def load(ab: Path) -> tuple[Launches, Rounds]:
@@ -52,13 +51,13 @@ def load(ab: Path) -> tuple[Launches, Rounds]:
                              "\"launches\")")
         launches = {name: ab_rows.launch_specs(made) for name, made in kept["launches"].items()}
         named = [(name, run) for name, run in sorted(kept["rounds"].items())
-                 if ROUND.fullmatch(name)]
+                 if ab_archive.ROUND.fullmatch(name)]
     else:
         launches = {f.name[len("launches-"):-len(".json")]:
                     ab_rows.launch_specs(json.loads(f.read_text(encoding="utf-8")))
                     for f in ab.glob("launches-*.json")}
         named = [(f.stem, json.loads(f.read_text(encoding="utf-8")))
-                 for f in sorted(ab.glob("*-*.json")) if ROUND.fullmatch(f.stem)]
+                 for f in sorted(ab.glob("*-*.json")) if ab_archive.ROUND.fullmatch(f.stem)]
     if "base" not in launches or not any(name.startswith("head") for name in launches):
         raise SystemExit(f"ab_project: {ab} lacks launches-base.json or launches-HEAD.json "
                          "(ab_rows.py --changed writes them)")

@@ -122,12 +122,20 @@ def test_an_archived_ab_projects_as_its_folder_did(proj: Any, tmp_path: Path,
     import gzip
 
     out = _ab(tmp_path)
+    (out / "ab-head1.json").write_text(json.dumps({"ops": {"mm": {"rows": 1}}}))
+    (out / "head1").mkdir()  # a patched tree's copy: left out
     archive = tmp_path / "ab.json.gz"
-    with gzip.open(archive, "wt", encoding="utf-8") as f:
-        json.dump({"rounds": {p.stem: json.loads(p.read_text()) for p in out.glob("*-*.json")
-                              if not p.name.startswith("launches-")},
-                   "launches": {p.stem[len("launches-"):]: json.loads(p.read_text())
-                                for p in out.glob("launches-*.json")}}, f)
+    tool = load_benchmark("ab_archive")
+    assert tool.main([str(out), str(archive), "--note", "test A/B"]) == 0
+    with gzip.open(archive, "rt", encoding="utf-8") as f:
+        kept = json.load(f)
+    assert sorted(kept["rounds"]) == ["base-0", "head1-0", "head1-1", "head2-0"]
+    assert sorted(kept["launches"]) == ["base", "head1", "head2"]
+    assert kept["ab"] == {"head1": {"ops": {"mm": {"rows": 1}}}} and kept["note"] == "test A/B"
+    with pytest.raises(SystemExit):  # an archive is kept, never overwritten
+        tool.main([str(out), str(archive), "--note", "again"])
+    with pytest.raises(SystemExit, match="no rounds"):
+        tool.archive(out / "head1", "")
     launches = tmp_path / "here.json"
     launches.write_text(json.dumps({_name("ax1x1"): [_spec(128)], _name("bx1x1"): [_spec(64)],
                                     _name("cx1x1"): [_spec(64)]}))
