@@ -22,19 +22,27 @@ from typing import Any
 ROUND = re.compile(r"(base|head\d*)-\d+")  # a round's name: variant-N, as ab_project reads it
 
 
-def archive(folder: Path, note: str) -> dict[str, Any]:
-    """The archive's content for the A/B in `folder`."""
+def read_folder(folder: Path) -> dict[str, Any]:
+    """The rounds, launches and verdicts of the A/B in `folder`, as an archive holds them."""
     def read(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
 
-    rounds = {f.stem: read(f) for f in sorted(folder.glob("*-*.json")) if ROUND.fullmatch(f.stem)}
-    launches = {f.stem[len("launches-"):]: read(f) for f in sorted(folder.glob("launches-*.json"))}
-    if not rounds or "base" not in launches:
+    verdicts = [f for f in sorted(folder.glob("ab*.json"))
+                if f.stem == "ab" or f.stem.startswith("ab-")]
+    return {"rounds": {f.stem: read(f) for f in sorted(folder.glob("*-*.json"))
+                       if ROUND.fullmatch(f.stem)},
+            "launches": {f.stem[len("launches-"):]: read(f)
+                         for f in sorted(folder.glob("launches-*.json"))},
+            "ab": {"head" if f.stem == "ab" else f.stem[len("ab-"):]: read(f) for f in verdicts}}
+
+
+def archive(folder: Path, note: str) -> dict[str, Any]:
+    """The archive's content for the A/B in `folder`."""
+    content = read_folder(folder)
+    if not content["rounds"] or "base" not in content["launches"]:
         raise SystemExit(f"ab_archive: {folder} holds no rounds (base-N.json, head-N.json) or no "
                          "launches-base.json: is it an `ab_rows.py --changed --out` folder?")
-    verdicts = {"head" if f.stem == "ab" else f.stem[len("ab-"):]: read(f)
-                for f in sorted(folder.glob("ab*.json")) if f.stem == "ab" or f.stem.startswith("ab-")}
-    return {"rounds": rounds, "launches": launches, "ab": verdicts, "note": note}
+    return {**content, "note": note}
 
 
 def main(argv: list[str] | None = None) -> int:

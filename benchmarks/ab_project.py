@@ -49,15 +49,11 @@ def load(ab: Path) -> tuple[Launches, Rounds]:
         if not isinstance(kept.get("rounds"), dict) or not isinstance(kept.get("launches"), dict):
             raise SystemExit(f"ab_project: {ab} is not an A/B archive (it needs \"rounds\" and "
                              "\"launches\")")
-        launches = {name: ab_rows.launch_specs(made) for name, made in kept["launches"].items()}
-        named = [(name, run) for name, run in sorted(kept["rounds"].items())
-                 if ab_archive.ROUND.fullmatch(name)]
     else:
-        launches = {f.name[len("launches-"):-len(".json")]:
-                    ab_rows.launch_specs(json.loads(f.read_text(encoding="utf-8")))
-                    for f in ab.glob("launches-*.json")}
-        named = [(f.stem, json.loads(f.read_text(encoding="utf-8")))
-                 for f in sorted(ab.glob("*-*.json")) if ab_archive.ROUND.fullmatch(f.stem)]
+        kept = ab_archive.read_folder(ab)
+    launches = {name: ab_rows.launch_specs(made) for name, made in kept["launches"].items()}
+    named = [(name, run) for name, run in sorted(kept["rounds"].items())
+             if ab_archive.ROUND.fullmatch(name)]
     if "base" not in launches or not any(name.startswith("head") for name in launches):
         raise SystemExit(f"ab_project: {ab} lacks launches-base.json or launches-HEAD.json "
                          "(ab_rows.py --changed writes them)")

@@ -79,9 +79,10 @@ NARROW_DEEP_TILE = 2048, 16
 # these: 1x262144 fp16 mean over dim 0 1.58x, 1x262143 fp32 1.45x, 224x1x863 fp16 mean over
 # dim 1 1.41x, 1x131071 bf16 1.21x, 2x56x8161 fp32 sum 1.43x, 2x378894 fp32 mean 1.32x,
 # 2x131071 and 2x100000 fp32 1.08-1.09x; the 16 other rows of one row 0.98-1.15x, and 1x1024
-# on 8 warps -> 4 in 3 rows 0.99-1.10x). Two rows over fewer columns came out even (2x6496 bf16 0.94x,
-# 2x14653 fp32 1.07x), as did the two-row partial sums of split reductions over 16384 columns
-# (0.92-1.09x); two rows already on 1024 columns lost (2x33554432 bf16 0.19x at 2x512).
+# on 8 warps -> 4 in 3 rows 0.99-1.10x). Two rows over fewer columns came out even (2x6496
+# bf16 0.94x, 2x14653 fp32 1.07x), as did the two-row partial sums of split reductions over
+# 16384 columns (0.92-1.09x); two rows already on 1024 columns lost (2x33554432 bf16 0.19x at
+# 2x512).
 FEW_ROWS_TILE, FEW_ROWS_WARPS, FEW_ROWS_MIN_INNER = 1024, 4, 65536
 
 
